@@ -1,0 +1,38 @@
+#pragma once
+// A short name (a mesh axis name) stored inline, so that meshes and specs stay literal types.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+namespace detail {
+[[noreturn]] void throw_name_too_long(std::string_view name, std::size_t max_length);
+}
+
+class AxisName {
+ public:
+  static constexpr std::size_t max_length = 31;
+
+  constexpr AxisName() = default;
+  constexpr AxisName(char const* s) : AxisName(std::string_view(s)) {}  // NOLINT: implicit by design
+  constexpr AxisName(std::string_view s) {                              // NOLINT
+    if (s.size() > max_length) detail::throw_name_too_long(s, max_length);
+    for (std::size_t i = 0; i < s.size(); ++i) chars_[i] = s[i];
+    size_ = static_cast<unsigned char>(s.size());
+  }
+  AxisName(std::string const& s) : AxisName(std::string_view(s)) {}  // NOLINT
+
+  [[nodiscard]] constexpr std::string_view view() const { return {chars_.data(), size_}; }
+  [[nodiscard]] std::string str() const { return std::string(view()); }
+  [[nodiscard]] constexpr bool empty() const { return size_ == 0; }
+
+  friend constexpr bool operator==(AxisName const& a, AxisName const& b) { return a.view() == b.view(); }
+
+ private:
+  std::array<char, max_length + 1> chars_{};
+  unsigned char size_ = 0;
+};
+
+}  // namespace tessel

@@ -1,0 +1,47 @@
+#pragma once
+// NamedSharding (jax.sharding.NamedSharding): a mesh and a PartitionSpec over its axis names.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessel/core/box.hpp"
+#include "tessel/core/mesh.hpp"
+#include "tessel/core/partition_spec.hpp"
+#include "tessel/core/shard_layout.hpp"
+
+namespace tessel {
+
+class NamedSharding {
+ public:
+  // Fails, naming the axis, when the spec names an axis the mesh lacks or uses one twice.
+  NamedSharding(Mesh mesh, PartitionSpec spec) : mesh_(std::move(mesh)), layout_(mesh_.axes(), spec) {}
+
+  [[nodiscard]] Mesh const& mesh() const { return mesh_; }
+  [[nodiscard]] PartitionSpec const& spec() const { return layout_.spec(); }
+  [[nodiscard]] ShardLayout const& layout() const { return layout_; }
+  [[nodiscard]] bool is_fully_replicated() const { return layout_.fully_replicated(); }
+
+  // Fails, naming the dimension, sizes and axes, when this sharding cannot tile `shape`.
+  void check_shape(Shape const& shape) const { layout_.check_shape(shape); }
+  [[nodiscard]] Shape shard_shape(Shape const& global) const { return layout_.shard_shape(global); }
+  // jax's Sharding.devices_indices_map: each device of the mesh (in mesh order) with the global
+  // index range it holds.
+  [[nodiscard]] std::vector<std::pair<int, Box>> devices_indices_map(Shape const& global) const;
+
+  // Same mesh and same tiling (P("dp") and P("dp", None) are equivalent, as in JAX).
+  friend bool operator==(NamedSharding const& a, NamedSharding const& b) {
+    return a.mesh_ == b.mesh_ && a.layout_ == b.layout_;
+  }
+
+ private:
+  Mesh mesh_;
+  ShardLayout layout_;
+};
+
+// A sharding that puts a whole copy on every device of the mesh (NamedSharding(mesh, P())).
+inline NamedSharding replicated(Mesh const& mesh) { return NamedSharding(mesh, P()); }
+
+// "NamedSharding(mesh=('dp': 4, 'mp': 2), spec=P('dp', None))"
+std::string to_string(NamedSharding const& sharding);
+
+}  // namespace tessel

@@ -1,0 +1,69 @@
+#pragma once
+// A sharded tensor (jax.Array): global shape, dtype (the C++ element type), a NamedSharding and
+// one shard per mesh device, each a Kokkos view in that device's memory space. Tensors are
+// immutable values that share their shards when copied; operations make new tensors.
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "tessel/core/dtype.hpp"
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
+
+namespace tessel {
+
+// One device's piece of a tensor (jax.Shard): which device, which global index range, and the
+// data, row-major in the shard's own shape. `owner` keeps the memory alive as long as the Shard.
+template <Element T>
+struct Shard {
+  int device;
+  Box index;
+  Shape shape;
+  Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> data;
+  std::shared_ptr<void const> owner;
+};
+
+template <Element T>
+class Tensor {
+ public:
+  using value_type = T;
+
+  explicit Tensor(std::shared_ptr<detail::TensorImpl const> impl) : impl_(std::move(impl)) {}
+
+  [[nodiscard]] Shape const& shape() const { return impl_->shape; }
+  [[nodiscard]] int rank() const { return impl_->shape.rank(); }
+  [[nodiscard]] std::int64_t size() const { return impl_->shape.num_elements(); }
+  [[nodiscard]] static constexpr DType dtype() { return dtype_of<T>; }
+  [[nodiscard]] NamedSharding const& sharding() const { return impl_->sharding; }
+
+  // Every device's shard, in mesh order (replicated shards appear once per device holding them).
+  [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
+    std::vector<Shard<T>> out;
+    Shape local = impl_->sharding.shard_shape(impl_->shape);
+    for (auto const& s : impl_->shards) {
+      // Shards are stored untyped; the typed view is unmanaged, so the Shard holds the tensor.
+      Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> typed(reinterpret_cast<T*>(s.bytes.data()),
+                                                                static_cast<std::size_t>(local.num_elements()));
+      out.push_back(Shard<T>{s.device, s.index, local, typed, impl_});
+    }
+    return out;
+  }
+
+  // Gathers the whole tensor to the host, row-major.
+  [[nodiscard]] std::vector<T> to_host() const {
+    std::vector<T> out(static_cast<std::size_t>(size()));
+    copy_to_host(out);
+    return out;
+  }
+  // Gathers into caller-provided memory of exactly size() elements.
+  void copy_to_host(std::span<T> out) const { detail::gather(*impl_, out.data(), out.size(), dtype()); }
+
+  [[nodiscard]] detail::TensorImpl const& impl() const { return *impl_; }
+  [[nodiscard]] std::shared_ptr<detail::TensorImpl const> const& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::TensorImpl const> impl_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,53 @@
+#pragma once
+// The type-erased body of a sharded tensor: global shape, dtype, sharding and one buffer per mesh
+// position. Everything that moves bytes (placing, resharding, gathering) works on this in src/, so
+// the templates users instantiate stay thin.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tessel/core/box.hpp"
+#include "tessel/core/dtype.hpp"
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/runtime/device.hpp"
+
+namespace tessel::detail {
+
+using ByteView = Kokkos::View<std::byte*, MemSpace>;
+
+struct ShardBuffer {
+  int device;      // device id
+  Box index;       // the global index range held, row-major inside `bytes`
+  ByteView bytes;  // shard_shape().num_elements() * size_of(dtype) bytes; replicas have their own
+};
+
+struct TensorImpl {
+  Shape shape;
+  DType dtype;
+  NamedSharding sharding;
+  std::vector<ShardBuffer> shards;  // one per mesh position, in mesh order
+
+  // Shards with uninitialized memory; fails (before allocating) when the sharding cannot tile shape.
+  static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding);
+  [[nodiscard]] std::size_t shard_bytes() const;
+};
+
+// Host data as the user passed it: element type known only at run time, so a mismatch with the
+// requested dtype is a clear error rather than a reinterpretation.
+struct HostBytes {
+  void const* data;
+  std::size_t count;
+  DType dtype;
+};
+
+std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding);
+std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target);
+void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype);
+// Calls fill(index, host_block) once per distinct shard (replicas are copied device to device).
+std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
+                                          std::function<void(Box const&, void*)> const& fill);
+// The mesh of one device, for tensors placed without a sharding (JAX's default device).
+NamedSharding single_device_sharding(int device_id = 0);
+
+}  // namespace tessel::detail

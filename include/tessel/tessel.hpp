@@ -1,0 +1,15 @@
+#pragma once
+// Everything a user of tessel includes.
+#include "tessel/core/box.hpp"
+#include "tessel/core/device_count.hpp"
+#include "tessel/core/dtype.hpp"
+#include "tessel/core/error.hpp"
+#include "tessel/core/mesh.hpp"
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/core/partition_spec.hpp"
+#include "tessel/core/shape.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/device_put.hpp"
+#include "tessel/runtime/random.hpp"
+#include "tessel/runtime/tensor.hpp"
+#include "tessel/tools/visualize.hpp"

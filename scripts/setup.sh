@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Makes a build environment for tessel and records which one in build/env.sh.
+#
+# Order of preference (issue 2):
+#   1. a Kokkos the user already has: Kokkos_ROOT or CMAKE_PREFIX_PATH pointing at a KokkosConfig.cmake;
+#   2. the distribution's own Kokkos, if apt offers one >= 4.4 (installed natively);
+#   3. otherwise a Debian 13 (trixie) userland with sid's libkokkos-dev, in which builds and tests run.
+# Idempotent: on a ready machine it only checks a stamp and returns.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+sysroot=${TESSEL_SYSROOT:-/opt/tessel-trixie}
+# Bump when the package list below changes, so an old userland is brought up to date.
+stamp_version=1
+trixie_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
+                 libopenblas-dev libopenmpi-dev openmpi-bin)
+native_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
+                 libopenblas-dev libopenmpi-dev openmpi-bin)
+
+say() { printf 'tessel setup: %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+write_env() {  # $1 = mode (native|sysroot)
+  mkdir -p "$top/build"
+  {
+    echo "TESSEL_ENV_MODE=$1"
+    echo "TESSEL_SYSROOT=$sysroot"
+    [ -n "${Kokkos_ROOT:-}" ] && echo "export Kokkos_ROOT=$Kokkos_ROOT"
+    true
+  } > "$top/build/env.sh"
+}
+
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# 1. The user's own Kokkos.
+if [ -n "${Kokkos_ROOT:-}" ] || { [ -n "${CMAKE_PREFIX_PATH:-}" ] &&
+     find ${CMAKE_PREFIX_PATH//:/ } -name KokkosConfig.cmake -print -quit 2>/dev/null | grep -q .; }; then
+  say "using the Kokkos given by Kokkos_ROOT/CMAKE_PREFIX_PATH; other dependencies must be installed"
+  write_env native
+  exit 0
+fi
+
+# 2. The distribution's own Kokkos, when it is recent enough and runs here.
+if command -v apt-cache >/dev/null; then
+  if dpkg-query -W -f='${Status}' libkokkos-dev 2>/dev/null | grep -q 'ok installed' &&
+     version_ge "$(dpkg-query -W -f='${Version}' libkokkos-dev)" 4.4; then
+    write_env native; exit 0
+  fi
+  candidate=$(apt-cache policy libkokkos-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && version_ge "$candidate" 4.4; then
+    say "installing the distribution's libkokkos-dev $candidate"
+    as_root apt-get install -y -q libkokkos-dev "${native_packages[@]}"
+    write_env native; exit 0
+  fi
+fi
+
+# 3. A Debian 13 userland.
+ready="$sysroot/.tessel-ready-$stamp_version"
+if [ -f "$ready" ]; then write_env sysroot; exit 0; fi
+
+say "no usable Kokkos here (need >= 4.4); building a Debian 13 userland in $sysroot (a few minutes, once)"
+if ! command -v debootstrap >/dev/null; then
+  as_root apt-get update -q || true
+  as_root apt-get install -y -q debootstrap
+fi
+if [ ! -x "$sysroot/usr/bin/apt-get" ]; then
+  as_root rm -rf "$sysroot.partial"
+  as_root debootstrap --variant=minbase trixie "$sysroot.partial" http://deb.debian.org/debian
+  as_root mv "$sysroot.partial" "$sysroot"
+fi
+
+as_root tee "$sysroot/etc/apt/sources.list.d/sid.list" >/dev/null <<'LIST'
+deb http://deb.debian.org/debian sid main
+LIST
+# sid only for what we ask by name (-t sid); everything else stays trixie.
+as_root tee "$sysroot/etc/apt/preferences.d/sid" >/dev/null <<'PIN'
+Package: *
+Pin: release a=unstable
+Pin-Priority: 100
+PIN
+as_root cp /etc/resolv.conf "$sysroot/etc/resolv.conf" 2>/dev/null || true
+
+in_root() { as_root chroot "$sysroot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+              DEBIAN_FRONTEND=noninteractive "$@"; }
+# sid's Release file is past its Valid-Until on this archive.
+in_root apt-get -o Acquire::Check-Valid-Until=false update -q
+in_root apt-get install -y -q --no-install-recommends "${trixie_packages[@]}"
+in_root apt-get install -y -q --no-install-recommends -t sid libkokkos-dev
+
+# Debian's KokkosConfig names two static archives the package does not ship; upstream builds them
+# from empty sources, so empty archives are equivalent.
+for lib in libkokkosalgorithms.a libkokkossimd.a; do
+  path="$sysroot/usr/lib/x86_64-linux-gnu/$lib"
+  [ -e "$path" ] || in_root ar rc "/usr/lib/x86_64-linux-gnu/$lib"
+done
+in_root apt-get clean
+as_root touch "$ready"
+write_env sysroot
+say "Debian 13 userland ready"

@@ -1,0 +1,68 @@
+// Printing of the core value types, in the notation JAX users read every day.
+#include <format>
+#include <string>
+
+#include "tessel/core/box.hpp"
+#include "tessel/core/mesh.hpp"
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/core/partition_spec.hpp"
+#include "tessel/core/shape.hpp"
+
+namespace tessel {
+
+std::string to_string(Shape const& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += std::format("{}{}", i ? ", " : "", shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::string to_string(Box const& box) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < box.size(); ++i) s += std::format("{}{}:{}", i ? ", " : "", box[i].start, box[i].stop);
+  return s + "]";
+}
+
+std::string to_string(MeshAxes const& axes) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < axes.num_axes(); ++i)
+    s += std::format("{}'{}': {}", i ? ", " : "", axes.name(i).view(), axes.size(i));
+  return s + ")";
+}
+
+std::string to_string(Mesh const& mesh) {
+  std::string s = "Mesh(" + to_string(mesh.axes()).substr(1);
+  s.pop_back();
+  s += "; devices [";
+  for (int i = 0; i < mesh.num_devices(); ++i) s += std::format("{}{}", i ? " " : "", mesh.device_id(i));
+  return s + "])";
+}
+
+namespace {
+std::string dim_to_string(DimSpec const& d) {
+  if (d.replicated()) return "None";
+  if (d.axes().size() == 1) return std::format("'{}'", d.axes()[0].view());
+  std::string s = "(";
+  for (std::size_t i = 0; i < d.axes().size(); ++i) s += std::format("{}'{}'", i ? ", " : "", d.axes()[i].view());
+  return s + ")";
+}
+}  // namespace
+
+std::string to_string(PartitionSpec const& spec) {
+  std::string s = "P(";
+  for (std::size_t i = 0; i < spec.size(); ++i) s += (i ? ", " : "") + dim_to_string(spec[i]);
+  return s + ")";
+}
+
+std::string to_string(NamedSharding const& sharding) {
+  return std::format("NamedSharding(mesh={}, spec={})", to_string(sharding.mesh().axes()), to_string(sharding.spec()));
+}
+
+std::vector<std::pair<int, Box>> NamedSharding::devices_indices_map(Shape const& global) const {
+  check_shape(global);
+  std::vector<std::pair<int, Box>> map;
+  for (int flat = 0; flat < mesh_.num_devices(); ++flat) map.emplace_back(mesh_.device_id(flat), layout_.box(global, flat));
+  return map;
+}
+
+}  // namespace tessel

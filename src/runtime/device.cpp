@@ -1,0 +1,156 @@
+#include "tessel/runtime/device.hpp"
+
+#include <cstdlib>
+#include <format>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/core/mesh.hpp"
+
+namespace tessel {
+namespace {
+
+struct Registry {
+  int count = -1;                // -1: not yet read from the environment
+  std::vector<Device> devices;   // built lazily: Kokkos must be initialized first
+  std::mutex mutex;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+int count_from_environment() {
+  char const* env = std::getenv("TESSEL_NUM_DEVICES");
+  if (env == nullptr || *env == '\0') return 1;
+  char* end = nullptr;
+  long n = std::strtol(env, &end, 10);
+  if (*end != '\0' || n < 1 || n > 65536)
+    throw Error(std::format("TESSEL_NUM_DEVICES='{}' is not a device count between 1 and 65536", env));
+  return static_cast<int>(n);
+}
+
+std::vector<ExecSpace> make_instances(int n) {
+  // Host backends: one thread pool serves every logical device, so every device uses the default
+  // instance and a kernel still gets all cores. Partitioning 2 cores into 8 pools would make each
+  // device's kernel single-threaded or worse.
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    return std::vector<ExecSpace>(static_cast<std::size_t>(n), ExecSpace());
+  } else {
+    // GPU backends: one stream per device, so devices' kernels and copies can overlap.
+    return Kokkos::Experimental::partition_space(ExecSpace(), std::vector<int>(static_cast<std::size_t>(n), 1));
+  }
+}
+
+}  // namespace
+
+int device_count() {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.count < 0) r.count = count_from_environment();
+  return r.count;
+}
+
+void set_device_count(int n) {
+  if (n < 1) throw Error(std::format("set_device_count({}): a process needs at least 1 device", n));
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.count = n;
+  r.devices.clear();
+}
+
+Device const& device(int id) {
+  int n = device_count();
+  if (id < 0 || id >= n)
+    throw Error(std::format("device {} does not exist: this process has {} devices (0..{})", id, n, n - 1));
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.devices.empty()) {
+    if (!Kokkos::is_initialized())
+      throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
+    auto instances = make_instances(n);
+    for (int i = 0; i < n; ++i) r.devices.push_back(Device{i, instances[static_cast<std::size_t>(i)]});
+  }
+  return r.devices[static_cast<std::size_t>(id)];
+}
+
+void fence_all_devices() { Kokkos::fence("tessel::fence_all_devices"); }
+
+std::string_view platform_name() {
+  return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? "cpu" : "gpu";
+}
+
+ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {
+  if (owns_kokkos_) Kokkos::initialize();
+}
+ScopeGuard::ScopeGuard(int& argc, char* argv[]) : owns_kokkos_(!Kokkos::is_initialized()) {
+  if (owns_kokkos_) Kokkos::initialize(argc, argv);
+}
+ScopeGuard::~ScopeGuard() {
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.devices.clear();  // instances hold Kokkos resources
+  }
+  if (owns_kokkos_) Kokkos::finalize();
+}
+
+// make_mesh lives here because it reads the process's device count.
+Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) {
+  if (static_cast<int>(device_ids.size()) != axes_.num_devices())
+    throw Error(std::format("mesh {} needs {} devices but {} device ids were given", to_string(axes_),
+                            axes_.num_devices(), device_ids.size()));
+  int n = device_count();
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  for (int id : device_ids) {
+    if (id < 0 || id >= n)
+      throw Error(std::format("mesh {}: device {} does not exist: this process has {} devices (0..{})",
+                              to_string(axes_), id, n, n - 1));
+    if (seen[static_cast<std::size_t>(id)])
+      throw Error(std::format("mesh {}: device {} appears twice in the device list", to_string(axes_), id));
+    seen[static_cast<std::size_t>(id)] = true;
+  }
+  device_ids_ = std::make_shared<std::vector<int> const>(std::move(device_ids));
+}
+
+int Mesh::axis_size(std::string_view name) const {
+  auto a = axes_.find(name);
+  if (!a) throw Error(std::format("mesh {} has no axis '{}'", to_string(axes_), name));
+  return axes_.size(*a);
+}
+
+Mesh make_mesh(MeshAxes axes) {
+  int n = device_count();
+  if (axes.num_devices() != n)
+    throw Error(std::format("make_mesh: mesh {} needs {} devices but this process has {} (set TESSEL_NUM_DEVICES "
+                            "or call tessel::set_device_count, or pass the device ids to use)",
+                            to_string(axes), axes.num_devices(), n));
+  std::vector<int> ids(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
+  return Mesh(std::move(axes), std::move(ids));
+}
+
+Mesh make_mesh(MeshAxes axes, std::vector<int> device_ids) { return Mesh(std::move(axes), std::move(device_ids)); }
+
+namespace {
+MeshAxes axes_from(std::initializer_list<int> shape, std::initializer_list<AxisName> names) {
+  FixedVector<int, max_mesh_axes> sizes;
+  for (int s : shape) sizes.push_back(s);
+  FixedVector<AxisName, max_mesh_axes> ns;
+  for (auto const& n : names) ns.push_back(n);
+  return MeshAxes(sizes, ns);
+}
+}  // namespace
+
+Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName> axis_names) {
+  return make_mesh(axes_from(shape, axis_names));
+}
+Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName> axis_names,
+               std::vector<int> device_ids) {
+  return Mesh(axes_from(shape, axis_names), std::move(device_ids));
+}
+
+}  // namespace tessel

@@ -1,0 +1,82 @@
+#include "tessel/runtime/random.hpp"
+
+#include <format>
+
+#include "tessel/core/error.hpp"
+
+namespace tessel::random {
+
+Key PRNGKey(std::int64_t seed) { return prng::PRNGKey(seed); }
+
+std::vector<Key> split(Key key, int num) {
+  if (num < 0) throw Error(std::format("random::split: num must be non-negative, got {}", num));
+  std::vector<Key> keys;
+  for (int i = 0; i < num; ++i) keys.push_back(prng::split(key, static_cast<std::uint32_t>(num), static_cast<std::uint32_t>(i)));
+  return keys;
+}
+
+Key fold_in(Key key, std::uint32_t data) { return prng::fold_in(key, data); }
+
+namespace detail {
+namespace {
+
+// Fills one shard: element e of the shard sits at a global index whose row-major flat position is
+// the counter, so the values do not depend on how the tensor is split.
+template <class T>
+void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& global, Key key, Distribution dist,
+                T minval, T maxval) {
+  struct Geometry {
+    int rank;
+    std::int64_t local_extent[max_rank];
+    std::int64_t start[max_rank];
+    std::int64_t global_stride[max_rank];
+  } g{};
+  g.rank = global.rank();
+  std::int64_t stride = 1;
+  for (int d = g.rank; d-- > 0;) {
+    g.local_extent[d] = index[static_cast<std::size_t>(d)].size();
+    g.start[d] = index[static_cast<std::size_t>(d)].start;
+    g.global_stride[d] = stride;
+    stride *= global[static_cast<std::size_t>(d)];
+  }
+  std::int64_t n = index.num_elements();
+  Kokkos::parallel_for(
+      "tessel::random", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(std::int64_t e) {
+        std::int64_t rest = e, flat = 0;
+        for (int d = g.rank; d-- > 0;) {
+          flat += (g.start[d] + rest % g.local_extent[d]) * g.global_stride[d];
+          rest /= g.local_extent[d];
+        }
+        auto const counter = static_cast<std::uint64_t>(flat);
+        if constexpr (sizeof(T) == 4) {
+          std::uint32_t bits = prng::bits32(key, counter);
+          out[e] = dist == Distribution::uniform ? prng::uniform_from_bits(bits, minval, maxval)
+                                                 : prng::normal_from_bits(bits);
+        } else {
+          std::uint64_t bits = prng::bits64(key, counter);
+          out[e] = dist == Distribution::uniform ? prng::uniform_from_bits(bits, minval, maxval)
+                                                 : prng::normal_from_bits(bits);
+        }
+      });
+}
+
+}  // namespace
+
+std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DType dtype,
+                                                 NamedSharding const& sharding, Distribution dist, double minval,
+                                                 double maxval) {
+  auto t = tessel::detail::TensorImpl::allocate(shape, dtype, sharding);
+  for (auto& s : t->shards) {
+    auto const& exec = device(s.device).exec;
+    if (dtype == DType::float32)
+      fill_shard(exec, reinterpret_cast<float*>(s.bytes.data()), s.index, shape, key, dist,
+                 static_cast<float>(minval), static_cast<float>(maxval));
+    else
+      fill_shard(exec, reinterpret_cast<double*>(s.bytes.data()), s.index, shape, key, dist, minval, maxval);
+  }
+  fence_all_devices();
+  return t;
+}
+
+}  // namespace detail
+}  // namespace tessel::random

@@ -1,0 +1,88 @@
+#include "tessel/tools/visualize.hpp"
+
+#include <algorithm>
+#include <format>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/device.hpp"
+
+namespace tessel {
+namespace {
+
+struct Glyphs {
+  char const *h, *v, *top_left, *top, *top_right, *left, *cross, *right, *bottom_left, *bottom, *bottom_right;
+};
+constexpr Glyphs utf8{"─", "│", "┌", "┬", "┐", "├", "┼", "┤", "└", "┴", "┘"};
+constexpr Glyphs ascii{"-", "|", "+", "+", "+", "+", "+", "+", "+", "+", "+"};
+
+std::string repeat(char const* s, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+std::string centered(std::string const& label, std::size_t width) {
+  std::size_t left = (width - label.size()) / 2;
+  return std::string(left, ' ') + label + std::string(width - label.size() - left, ' ');
+}
+
+}  // namespace
+
+std::string render_sharding(Shape const& shape, NamedSharding const& sharding, VisualizeOptions options) {
+  if (shape.rank() != 1 && shape.rank() != 2)
+    throw Error(std::format("visualize_array_sharding draws 1-D and 2-D tensors; shape {} has rank {}",
+                            to_string(shape), shape.rank()));
+  // Blocks are keyed by (row range, column range); a 1-D tensor is one row of column blocks.
+  auto map = sharding.devices_indices_map(shape);
+  auto key = [&](Box const& b) {
+    IndexRange row = shape.rank() == 2 ? b[0] : IndexRange{0, 1};
+    return std::pair{row.start, b[shape.rank() - 1].start};
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<int>> holders;
+  for (auto const& [device_id, box] : map) holders[key(box)].push_back(device_id);
+
+  std::vector<std::int64_t> rows, cols;
+  for (auto const& [k, ids] : holders) {
+    if (std::find(rows.begin(), rows.end(), k.first) == rows.end()) rows.push_back(k.first);
+    if (std::find(cols.begin(), cols.end(), k.second) == cols.end()) cols.push_back(k.second);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::sort(cols.begin(), cols.end());
+
+  std::string platform(platform_name());
+  std::transform(platform.begin(), platform.end(), platform.begin(), [](char c) { return static_cast<char>(c - 32); });
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> labels;
+  std::size_t width = 0;
+  for (auto& [k, ids] : holders) {
+    std::sort(ids.begin(), ids.end());
+    std::string label = platform + " ";
+    for (std::size_t i = 0; i < ids.size(); ++i) label += std::format("{}{}", i ? "," : "", ids[i]);
+    width = std::max(width, label.size());
+    labels[k] = label;
+  }
+  width = std::max<std::size_t>(width + 4, 9);
+  // A few text lines per block when there are few blocks down, so the picture keeps its shape.
+  std::size_t lines = rows.size() == 1 ? 3 : rows.size() <= 4 ? 3 : 1;
+
+  Glyphs const& g = options.style == BoxStyle::utf8 ? utf8 : ascii;
+  auto rule = [&](char const* left, char const* mid, char const* right) {
+    std::string s = left;
+    for (std::size_t c = 0; c < cols.size(); ++c) s += repeat(g.h, width) + (c + 1 < cols.size() ? mid : right);
+    return s + "\n";
+  };
+  std::string out = rule(g.top_left, g.top, g.top_right);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (std::size_t line = 0; line < lines; ++line) {
+      std::string s = g.v;
+      for (auto col : cols) s += (line == lines / 2 ? centered(labels[{rows[r], col}], width) : std::string(width, ' ')) + g.v;
+      out += s + "\n";
+    }
+    out += r + 1 < rows.size() ? rule(g.left, g.cross, g.right) : rule(g.bottom_left, g.bottom, g.bottom_right);
+  }
+  return out;
+}
+
+}  // namespace tessel

@@ -1,0 +1,24 @@
+// The slice arithmetic is constexpr: with constant meshes, specs and shapes it runs in the
+// compiler. These are compile-time tests; the runtime TEST_CASE only makes them visible in CTest.
+#include <catch2/catch_test_macros.hpp>
+
+#include "tessel/core/shard_layout.hpp"
+
+using namespace tessel;
+
+namespace {
+constexpr MeshAxes mesh({4, 2}, {"dp", "mp"});
+constexpr ShardLayout rows(mesh, P("dp", None));
+constexpr ShardLayout cols(mesh, P(None, "mp"));
+constexpr Shape shape{128, 4};
+
+static_assert(rows.replication() == 2);
+static_assert(rows.shard_shape(shape) == Shape{32, 4});
+static_assert(rows.box(shape, 3)[0] == IndexRange{32, 64});
+static_assert(cols.box(shape, 5)[1] == IndexRange{2, 4});
+static_assert(ShardLayout(mesh, P()).fully_replicated());
+static_assert(ShardLayout(mesh, P("dp")) == rows);  // trailing None changes nothing
+static_assert((rows.check_shape(shape), true));
+}  // namespace
+
+TEST_CASE("slice arithmetic runs at compile time", "[core][constexpr]") { SUCCEED("checked by static_assert"); }

@@ -1,0 +1,58 @@
+#pragma once
+// The meshes and specs the property tests sweep: 1-D, 2-D, 3-D, square and not, and meshes over
+// a subset of the devices in a scrambled order.
+#include <algorithm>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+
+namespace tessel::test {
+
+inline std::vector<Mesh> all_meshes() {
+  return {
+      make_mesh({8}, {"x"}),
+      make_mesh({2, 4}, {"a", "b"}),
+      make_mesh({4, 2}, {"a", "b"}),
+      make_mesh({1, 8}, {"a", "b"}),
+      make_mesh({8, 1}, {"a", "b"}),
+      make_mesh({2, 2, 2}, {"a", "b", "c"}),
+      make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2}),  // 6 of the 8 devices, out of order
+      make_mesh({1}, {"x"}, {4}),
+  };
+}
+
+// Every spec of rank `rank` that uses each mesh axis at most once (each axis: unused, or on one
+// dimension; several axes on one dimension in both orders).
+inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {
+  std::vector<PartitionSpec> specs;
+  std::vector<int> order(mesh.num_axes());
+  for (std::size_t a = 0; a < order.size(); ++a) order[a] = static_cast<int>(a);
+  do {
+    // Each axis goes to dimension 0..rank-1, or nowhere (rank): (rank+1)^axes assignments.
+    int combos = 1;
+    for (std::size_t a = 0; a < order.size(); ++a) combos *= rank + 1;
+    for (int c = 0; c < combos; ++c) {
+      FixedVector<DimSpec, max_rank> dims(static_cast<std::size_t>(rank));
+      std::vector<std::vector<AxisName>> per_dim(static_cast<std::size_t>(rank));
+      int code = c;
+      for (int axis : order) {
+        int dim = code % (rank + 1);
+        code /= rank + 1;
+        if (dim < rank) per_dim[static_cast<std::size_t>(dim)].push_back(mesh.name(static_cast<std::size_t>(axis)));
+      }
+      for (int d = 0; d < rank; ++d) {
+        DimSpec ds;
+        auto const& names = per_dim[static_cast<std::size_t>(d)];
+        if (names.size() == 1) ds = DimSpec(names[0]);
+        if (names.size() == 2) ds = DimSpec({names[0], names[1]});
+        if (names.size() == 3) ds = DimSpec({names[0], names[1], names[2]});
+        dims[static_cast<std::size_t>(d)] = ds;
+      }
+      PartitionSpec spec(dims);
+      if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  return specs;
+}
+
+}  // namespace tessel::test
