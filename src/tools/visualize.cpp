@@ -63,7 +63,7 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
     width = std::max(width, label.size());
     labels[k] = label;
   }
-  width = std::max<std::size_t>(width + 4, 9);
+  width = std::max<std::size_t>(width + 6, 11);
   // A few text lines per block when there are few blocks down, so the picture keeps its shape.
   std::size_t lines = rows.size() == 1 ? 3 : rows.size() <= 4 ? 3 : 1;
 

@@ -17,6 +17,10 @@ TEST_CASE("PartitionSpec entries are written the way JAX writes them", "[core][s
   CHECK(both[0].axes()[0].view() == "dp");
   CHECK(both[0].axes()[1].view() == "mp");
   CHECK(both.dim(5).replicated());  // past the end: replicated
+  auto one = P({"dp", "mp"});      // one dimension over two axes, not P("dp", "mp")
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].axes().size() == 2);
+  CHECK(P({}).size() == 1);
 }
 
 TEST_CASE("PartitionSpec prints like jax.sharding.PartitionSpec", "[core][spec]") {

@@ -32,7 +32,7 @@ inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {
     int combos = 1;
     for (std::size_t a = 0; a < order.size(); ++a) combos *= rank + 1;
     for (int c = 0; c < combos; ++c) {
-      FixedVector<DimSpec, max_rank> dims(static_cast<std::size_t>(rank));
+      FixedVector<DimSpec, max_rank> dims(static_cast<std::size_t>(rank), DimSpec{});
       std::vector<std::vector<AxisName>> per_dim(static_cast<std::size_t>(rank));
       int code = c;
       for (int axis : order) {
@@ -41,14 +41,11 @@ inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {
         if (dim < rank) per_dim[static_cast<std::size_t>(dim)].push_back(mesh.name(static_cast<std::size_t>(axis)));
       }
       for (int d = 0; d < rank; ++d) {
-        DimSpec ds;
-        auto const& names = per_dim[static_cast<std::size_t>(d)];
-        if (names.size() == 1) ds = DimSpec(names[0]);
-        if (names.size() == 2) ds = DimSpec({names[0], names[1]});
-        if (names.size() == 3) ds = DimSpec({names[0], names[1], names[2]});
-        dims[static_cast<std::size_t>(d)] = ds;
+        FixedVector<AxisName, max_mesh_axes> names;
+        for (auto const& n : per_dim[static_cast<std::size_t>(d)]) names.push_back(n);
+        dims[static_cast<std::size_t>(d)] = DimSpec::of(names);
       }
-      PartitionSpec spec(dims);
+      auto spec = PartitionSpec::from_dims(dims);
       if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
     }
   } while (std::next_permutation(order.begin(), order.end()));

@@ -39,23 +39,23 @@ TEST_CASE("replicated devices are listed together in one box", "[tools][visualiz
         "+-----------------+-----------------+\n");
   auto rows = render_sharding(Shape{128, 4}, NamedSharding(mesh, P("dp", None)), {BoxStyle::ascii});
   CHECK(rows ==
-        "+-----------+\n"
-        "|           |\n"
-        "|  CPU 0,1  |\n"
-        "|           |\n"
-        "+-----------+\n"
-        "|           |\n"
-        "|  CPU 2,3  |\n"
-        "|           |\n"
-        "+-----------+\n"
-        "|           |\n"
-        "|  CPU 4,5  |\n"
-        "|           |\n"
-        "+-----------+\n"
-        "|           |\n"
-        "|  CPU 6,7  |\n"
-        "|           |\n"
-        "+-----------+\n");
+        "+-------------+\n"
+        "|             |\n"
+        "|   CPU 0,1   |\n"
+        "|             |\n"
+        "+-------------+\n"
+        "|             |\n"
+        "|   CPU 2,3   |\n"
+        "|             |\n"
+        "+-------------+\n"
+        "|             |\n"
+        "|   CPU 4,5   |\n"
+        "|             |\n"
+        "+-------------+\n"
+        "|             |\n"
+        "|   CPU 6,7   |\n"
+        "|             |\n"
+        "+-------------+\n");
 }
 
 TEST_CASE("a 2-D tiling draws as a grid, a 1-D tensor as a row", "[tools][visualize]") {
@@ -63,7 +63,7 @@ TEST_CASE("a 2-D tiling draws as a grid, a 1-D tensor as a row", "[tools][visual
   auto grid = render_sharding(Shape{8, 8}, NamedSharding(mesh, P("a", "b")), {BoxStyle::ascii});
   CHECK_THAT(grid, ContainsSubstring("|   CPU 4   |   CPU 5   |   CPU 6   |   CPU 7   |"));
   auto row = render_sharding(Shape{16}, NamedSharding(mesh, P("b")), {BoxStyle::ascii});
-  CHECK_THAT(row, ContainsSubstring("|  CPU 0,4  |  CPU 1,5  |  CPU 2,6  |  CPU 3,7  |"));
+  CHECK_THAT(row, ContainsSubstring("|   CPU 0,4   |   CPU 1,5   |   CPU 2,6   |   CPU 3,7   |"));
   auto replicated = render_sharding(Shape{16}, NamedSharding(mesh, P()), {BoxStyle::ascii});
   CHECK_THAT(replicated, ContainsSubstring("|   CPU 0,1,2,3,4,5,6,7   |"));
 }

@@ -36,6 +36,12 @@ class DimSpec {
     for (auto const& a : axes) axes_.push_back(a);
   }
 
+  static constexpr DimSpec of(FixedVector<AxisName, max_mesh_axes> const& axes) {
+    DimSpec d;
+    d.axes_ = axes;
+    return d;
+  }
+
   [[nodiscard]] constexpr auto const& axes() const { return axes_; }
   [[nodiscard]] constexpr bool replicated() const { return axes_.empty(); }
   friend constexpr bool operator==(DimSpec const&, DimSpec const&) = default;
@@ -67,7 +73,19 @@ class PartitionSpec {
       dims_.push_back(a->spec);
     }
   }
-  constexpr explicit PartitionSpec(FixedVector<DimSpec, max_rank> dims) : dims_(dims) {}
+  // P({"dp", "mp"}): one dimension over several axes. Without this overload the braced list would
+  // be ambiguous with copying a PartitionSpec made from P("dp", "mp"); string literals convert to
+  // char const* with no user-defined conversion, so this one wins.
+  constexpr PartitionSpec(std::initializer_list<char const*> axes) {
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (char const* a : axes) names.push_back(a);
+    dims_.push_back(DimSpec::of(names));
+  }
+  static constexpr PartitionSpec from_dims(FixedVector<DimSpec, max_rank> const& dims) {
+    PartitionSpec p;
+    p.dims_ = dims;
+    return p;
+  }
 
   [[nodiscard]] constexpr std::size_t size() const { return dims_.size(); }
   [[nodiscard]] constexpr DimSpec const& operator[](std::size_t d) const { return dims_[d]; }
