@@ -8,6 +8,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/core/mesh.hpp"
+#include "tessel/runtime/buffer_pool.hpp"
 
 namespace tessel {
 namespace {
@@ -95,6 +96,7 @@ ScopeGuard::~ScopeGuard() {
     std::lock_guard lock(r.mutex);
     r.devices.clear();  // instances hold Kokkos resources
   }
+  detail::release_pooled_memory();
   if (owns_kokkos_) Kokkos::finalize();
 }
 

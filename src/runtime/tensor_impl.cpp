@@ -6,6 +6,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/buffer_pool.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -64,8 +65,8 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   for (int flat = 0; flat < mesh.num_devices(); ++flat) {
     int id = mesh.device_id(flat);
     device(id);  // fails clearly for a mesh built before the device count shrank
-    t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat),
-                                    ByteView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessel::shard"), bytes)});
+    auto memory = acquire_device_memory(bytes);
+    t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(memory.get(), bytes), memory});
   }
   return t;
 }

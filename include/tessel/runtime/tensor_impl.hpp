@@ -14,12 +14,13 @@
 
 namespace tessel::detail {
 
-using ByteView = Kokkos::View<std::byte*, MemSpace>;
+using ByteView = Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged>;
 
 struct ShardBuffer {
-  int device;      // device id
-  Box index;       // the global index range held, row-major inside `bytes`
-  ByteView bytes;  // shard_shape().num_elements() * size_of(dtype) bytes; replicas have their own
+  int device;                          // device id
+  Box index;                           // the global index range held, row-major inside `bytes`
+  ByteView bytes;                      // shard_shape().num_elements() * size_of(dtype) bytes
+  std::shared_ptr<std::byte> memory;   // owns `bytes` (pooled); replicas have their own
 };
 
 struct TensorImpl {

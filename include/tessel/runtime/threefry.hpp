@@ -1,0 +1,476 @@
+// tessel: counter-based random numbers that match jax.random bit for bit.
+//
+// This is the pure math kernel layer: the threefry2x32 hash, JAX's key derivation (PRNGKey, split,
+// fold_in), the per-element random bits JAX assigns to an array, and the bits -> float transforms of
+// jax.random.uniform and jax.random.normal.  Everything is header-only, allocation-free and marked
+// KOKKOS_INLINE_FUNCTION, so it runs inside Kokkos kernels on host and device.
+//
+// Reference: JAX's DEFAULT settings, jax_threefry_partitionable=True (the default since JAX 0.5) and
+// the threefry2x32 implementation; checked against jax / jaxlib 0.10.2 on CPU by
+// tests/runtime/test_threefry.cpp with vectors from tests/data/jax_random/make_vectors.py.
+//
+// The partitionable scheme makes every array element independent: the element at row-major flat
+// index i of an array drawn from key k uses the counter pair (hi32(i), lo32(i)):
+//     (y0, y1) = threefry2x32(k, hi32(i), lo32(i))
+//     32-bit draws (float32, uint32): y0 ^ y1          -> bits32(k, i)
+//     64-bit draws (float64, uint64): y0 << 32 | y1    -> bits64(k, i)   (needs jax_enable_x64)
+// so a kernel can compute any element in isolation, in any order, on any device.
+//
+// The operation order and the FMA pairs below were read off XLA:CPU's optimized LLVM IR and the
+// machine code of jax.random.normal (XLA_FLAGS=--xla_dump_to=DIR, jaxlib 0.10.2).
+//
+// What is bit-exact (against jax.random on XLA:CPU, x86-64 with FMA):
+//   * PRNGKey, split, fold_in, bits32, bits64: exact everywhere (integer arithmetic).
+//   * uniform_from_bits (float and double): exact everywhere (one exact subtraction and one fma).
+//   * normal_from_bits(std::uint32_t) -> float: exact.  XLA:CPU lowers erf_inv to Giles'
+//     single-precision polynomial and log1p / log to its own polynomial code, and LLVM then fuses
+//     some (not all) multiply-add pairs into FMAs; this file reproduces that arithmetic operation by
+//     operation with explicit fma() calls and a contraction barrier where XLA keeps a separate
+//     multiply and add.  Only + - * / sqrt fma and bit operations are used, all correctly rounded,
+//     so the result is the same on any IEEE-754 host or GPU (CUDA/HIP without fast-math flags).
+//   * normal_from_bits(std::uint64_t) -> double: XLA:CPU calls the C library's log() for the
+//     |x| >= sqrt(2)-1 branch of log1p; this file calls Kokkos::log there.  On a glibc host that is
+//     the same function, and the result matched JAX bit for bit in the tests (glibc 2.36 for JAX,
+//     2.41 for the test).  On a GPU, Kokkos::log is the vendor's log (within 1 ulp), so float64
+//     normals can differ from JAX CPU in the last bits there.
+//   JAX on GPU/TPU is a different reference: XLA:GPU may lower erf_inv / log1p differently, and
+//   JAX on a CPU without FMA would round differently; both are out of scope.
+//
+// Compile flags that matter:
+//   * no -ffast-math / -funsafe-math-optimizations / -ffinite-math-only (host), no --use_fast_math,
+//     -ftz=true, -prec-div=false or -prec-sqrt=false (nvcc): they change rounding.
+//   * -ffp-contract (g++ defaults to =fast for C++, even with -std=c++20) and -march/-mfma do NOT
+//     matter: the fused steps are explicit fma() calls (correctly rounded in software when the
+//     target has no FMA instruction), and the one product XLA must not fuse goes through
+//     detail::no_contract.  The float math needs FLT_EVAL_METHOD == 0 (no x87 excess precision).
+#pragma once
+
+#include <Kokkos_BitManipulation.hpp>
+#include <Kokkos_Macros.hpp>
+#include <Kokkos_MathematicalFunctions.hpp>
+#include <Kokkos_NumericTraits.hpp>
+
+#include <cstdint>
+
+namespace tessel::prng {
+
+// JAX's raw threefry key data: jax.random.key_data(key) == uint32[2]{k0, k1}.
+struct Key {
+  std::uint32_t k0, k1;
+};
+
+KOKKOS_INLINE_FUNCTION constexpr bool operator==(Key a, Key b) noexcept {
+  return a.k0 == b.k0 && a.k1 == b.k1;
+}
+
+// The two output words of one threefry2x32 block.
+struct U32x2 {
+  std::uint32_t x0, x1;
+};
+
+KOKKOS_INLINE_FUNCTION constexpr bool operator==(U32x2 a, U32x2 b) noexcept {
+  return a.x0 == b.x0 && a.x1 == b.x1;
+}
+
+namespace detail {
+
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t rotl32(std::uint32_t x, int r) noexcept {
+  return (x << r) | (x >> (32 - r));
+}
+
+template <int R0, int R1, int R2, int R3>
+KOKKOS_INLINE_FUNCTION constexpr void four_rounds(std::uint32_t& x0, std::uint32_t& x1) noexcept {
+  x0 += x1; x1 = rotl32(x1, R0); x1 ^= x0;
+  x0 += x1; x1 = rotl32(x1, R1); x1 ^= x0;
+  x0 += x1; x1 = rotl32(x1, R2); x1 ^= x0;
+  x0 += x1; x1 = rotl32(x1, R3); x1 ^= x0;
+}
+
+template <class To, class From>
+KOKKOS_INLINE_FUNCTION To bit_cast(const From& from) noexcept {
+  return Kokkos::bit_cast<To>(from);
+}
+
+KOKKOS_INLINE_FUNCTION constexpr float inf_f32() noexcept {
+  return Kokkos::Experimental::infinity_v<float>;
+}
+KOKKOS_INLINE_FUNCTION constexpr double inf_f64() noexcept {
+  return Kokkos::Experimental::infinity_v<double>;
+}
+
+// Returns a * b rounded to the type, in a way the compiler cannot contract with a following add
+// into an FMA (XLA keeps this product separate because it has several uses).  g++ on x86 does not
+// fuse a multi-use product even with -ffp-contract=fast, but LLVM's GPU targets (aggressive FMA
+// fusion) and other compilers may, so the barrier is kept everywhere.
+KOKKOS_INLINE_FUNCTION float no_contract_mul(float a, float b) noexcept {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __fmul_rn(a, b);
+#elif defined(__SYCL_DEVICE_ONLY__)
+  volatile float p = a * b;
+  return p;
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
+  float p = a * b;
+  __asm__("" : "+x"(p));
+  return p;
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+  float p = a * b;
+  __asm__("" : "+w"(p));
+  return p;
+#else
+  volatile float p = a * b;
+  return p;
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION double no_contract_mul(double a, double b) noexcept {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __dmul_rn(a, b);
+#elif defined(__SYCL_DEVICE_ONLY__)
+  volatile double p = a * b;
+  return p;
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
+  double p = a * b;
+  __asm__("" : "+x"(p));
+  return p;
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+  double p = a * b;
+  __asm__("" : "+w"(p));
+  return p;
+#else
+  volatile double p = a * b;
+  return p;
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION float fma(float a, float b, float c) noexcept { return Kokkos::fma(a, b, c); }
+KOKKOS_INLINE_FUNCTION double fma(double a, double b, double c) noexcept {
+  return Kokkos::fma(a, b, c);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------------------------------------
+// threefry2x32: 20 rounds, rotations {13,15,26,6} / {17,29,16,24}, key schedule k0, k1,
+// k0 ^ k1 ^ 0x1BD11BDA, injection every 4 rounds (JAX's _threefry2x32_lowering).
+KOKKOS_INLINE_FUNCTION constexpr U32x2 threefry2x32(Key key, std::uint32_t x0,
+                                                    std::uint32_t x1) noexcept {
+  const std::uint32_t ks0 = key.k0;
+  const std::uint32_t ks1 = key.k1;
+  const std::uint32_t ks2 = key.k0 ^ key.k1 ^ 0x1BD11BDAu;
+  x0 += ks0;
+  x1 += ks1;
+  detail::four_rounds<13, 15, 26, 6>(x0, x1);
+  x0 += ks1;
+  x1 += ks2 + 1u;
+  detail::four_rounds<17, 29, 16, 24>(x0, x1);
+  x0 += ks2;
+  x1 += ks0 + 2u;
+  detail::four_rounds<13, 15, 26, 6>(x0, x1);
+  x0 += ks0;
+  x1 += ks1 + 3u;
+  detail::four_rounds<17, 29, 16, 24>(x0, x1);
+  x0 += ks1;
+  x1 += ks2 + 4u;
+  detail::four_rounds<13, 15, 26, 6>(x0, x1);
+  x0 += ks2;
+  x1 += ks0 + 5u;
+  return {x0, x1};
+}
+
+// threefry2x32 applied to the 64-bit counter i, split as (hi32(i), lo32(i)) like JAX's
+// iota_2x32_shape.
+KOKKOS_INLINE_FUNCTION constexpr U32x2 threefry2x32(Key key, std::uint64_t counter) noexcept {
+  return threefry2x32(key, static_cast<std::uint32_t>(counter >> 32),
+                      static_cast<std::uint32_t>(counter));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Keys.
+
+// jax.random.PRNGKey(seed) (and jax.random.key_data(jax.random.key(seed))) for an integer seed,
+// with JAX's default jax_enable_x64=False: JAX converts the Python int to int64 and then to the
+// 32-bit default integer, keeping the low 32 bits (two's complement), and the key is
+// {0, low32(seed)}.  So PRNGKey(-1) == {0, 0xFFFFFFFF}, PRNGKey(2**32 + 5) == {0, 5}, and
+// PRNGKey(-5) == PRNGKey(2**32 - 5).  Seeds outside int64 raise OverflowError in JAX.
+KOKKOS_INLINE_FUNCTION constexpr Key PRNGKey(std::int64_t seed) noexcept {
+  return {0u, static_cast<std::uint32_t>(static_cast<std::uint64_t>(seed))};
+}
+
+// jax.random.PRNGKey(seed) with jax_enable_x64=True: the 64-bit two's complement seed split as
+// {hi32, lo32}.  Equal to PRNGKey(seed) for 0 <= seed < 2**32; PRNGKey_x64(-1) == {0xFFFFFFFF,
+// 0xFFFFFFFF}, PRNGKey_x64(2**32 + 5) == {1, 5}.
+KOKKOS_INLINE_FUNCTION constexpr Key PRNGKey_x64(std::int64_t seed) noexcept {
+  const auto u = static_cast<std::uint64_t>(seed);
+  return {static_cast<std::uint32_t>(u >> 32), static_cast<std::uint32_t>(u)};
+}
+
+// jax.random.split(key, n)[i] (partitionable, fold-like split: new key i = threefry2x32(key, i)).
+// The result does not depend on n; for split(key, shape) pass the row-major flat index i.
+// Precondition i < n (not checked; n is only documentation).
+KOKKOS_INLINE_FUNCTION constexpr Key split(Key key, [[maybe_unused]] std::uint64_t n,
+                                           std::uint64_t i) noexcept {
+  const U32x2 y = threefry2x32(key, i);
+  return {y.x0, y.x1};
+}
+
+// jax.random.fold_in(key, data) == threefry2x32(key, {0, data}).  JAX takes data as uint32 (a
+// Python int is converted with jnp.uint32).  Note fold_in(key, d) == split(key, n, d).
+KOKKOS_INLINE_FUNCTION constexpr Key fold_in(Key key, std::uint32_t data) noexcept {
+  const U32x2 y = threefry2x32(key, 0u, data);
+  return {y.x0, y.x1};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Random bits of the element at row-major flat index i of an array drawn from key.
+
+// jax.random.bits(key, shape, uint32).ravel()[i]; the source of every 32-bit draw (float32 ...).
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t bits32(Key key, std::uint64_t flat_index) noexcept {
+  const U32x2 y = threefry2x32(key, flat_index);
+  return y.x0 ^ y.x1;
+}
+
+// jax.random.bits(key, shape, uint64).ravel()[i] (jax_enable_x64=True); the source of every 64-bit
+// draw (float64 ...).
+KOKKOS_INLINE_FUNCTION constexpr std::uint64_t bits64(Key key, std::uint64_t flat_index) noexcept {
+  const U32x2 y = threefry2x32(key, flat_index);
+  return (static_cast<std::uint64_t>(y.x0) << 32) | y.x1;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Uniform: jax.random.uniform(key, shape, dtype, minval, maxval) from the element's bits:
+//   f = bitcast(bits >> (nbits - nmant) | bits(1.0)) - 1        in [0, 1), exact
+//   r = max(minval, f * (maxval - minval) + minval)
+// XLA:CPU computes f * (maxval - minval) + minval as one fused multiply-add (checked in the
+// generated code and in the tests with minval/maxval other than 0/1), and maxval - minval is
+// rounded to the dtype first.
+
+KOKKOS_INLINE_FUNCTION float uniform_from_bits(std::uint32_t bits, float minval = 0.0f,
+                                               float maxval = 1.0f) noexcept {
+  const float f = detail::bit_cast<float>((bits >> 9) | 0x3F800000u) - 1.0f;
+  const float r = detail::fma(f, maxval - minval, minval);
+  return r > minval ? r : minval;  // lax.max(minval, r); r is never NaN for finite bounds
+}
+
+KOKKOS_INLINE_FUNCTION double uniform_from_bits(std::uint64_t bits, double minval = 0.0,
+                                                double maxval = 1.0) noexcept {
+  const double f =
+      detail::bit_cast<double>((bits >> 12) | std::uint64_t{0x3FF0000000000000u}) - 1.0;
+  const double r = detail::fma(f, maxval - minval, minval);
+  return r > minval ? r : minval;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Normal: jax.random.normal(key, shape, dtype) from the element's bits:
+//   u = uniform(bits, nextafter(-1, 0), 1);  z = sqrt(2) * erf_inv(u)
+// with erf_inv and log1p evaluated exactly the way XLA:CPU (jaxlib 0.10.2) evaluates them.
+
+namespace detail {
+
+// XLA:CPU's log for float32 (Eigen/Cephes-style range reduction and degree-8 polynomial), with the
+// FMA pairs LLVM forms for it.  Special cases as XLA: 0 -> -inf, +inf -> +inf, < 0 or NaN -> NaN.
+KOKKOS_INLINE_FUNCTION float xla_log_f32(float a) noexcept {
+  if (!(a > 0.0f)) return a == 0.0f ? -inf_f32() : Kokkos::Experimental::quiet_NaN_v<float>;
+  if (a == inf_f32()) return a;
+  const float ac = a > 0x1p-126f ? a : 0x1p-126f;  // denormals are treated as FLT_MIN
+  const std::uint32_t b = bit_cast<std::uint32_t>(ac);
+  const float m = bit_cast<float>((b & 0x807FFFFFu) | 0x3F000000u);  // in [0.5, 1)
+  const float ef = static_cast<float>(static_cast<std::int32_t>(b >> 23) - 127) + 1.0f;
+  const bool lt = m < 0x1.6a09e6p-1f;  // sqrt(0.5)
+  const float xr = (m - 1.0f) + (lt ? m : 0.0f);
+  const float e = ef - (lt ? 1.0f : 0.0f);
+  const float x2 = xr * xr;
+  const float x3 = x2 * xr;
+  float y = fma(xr, 0x1.204376p-4f, -0x1.d7a370p-4f);
+  float y1 = fma(xr, -0x1.fcba9ep-4f, 0x1.23d37ep-3f);
+  float y2 = fma(xr, 0x1.999d58p-3f, -0x1.fffff8p-3f);
+  y = fma(y, xr, 0x1.de4a34p-4f);
+  y1 = fma(y1, xr, -0x1.555ca0p-3f);
+  y2 = fma(y2, xr, 0x1.555554p-2f);
+  y = fma(y, x3, y1);
+  y = fma(y, x3, y2);
+  const float t = fma(y, x3, e * -0x1.bd0106p-13f);  // e * -2.12194440e-4
+  const float s = fma(-0.5f, x2, xr);
+  return fma(e, 0x1.630000p-1f, s + t);  // e * 0.693359375
+}
+
+// XLA:CPU's log1p for float32: log(1 + x) for |x| >= sqrt(2) - 1, otherwise the Cephes rational
+// approximation x - x^2/2 + x^3 P(x)/Q(x).
+KOKKOS_INLINE_FUNCTION float xla_log1p_f32(float x) noexcept {
+  const float ax = x < 0.0f ? -x : x;
+  if (!(ax < 0x1.a8279ap-2f)) return xla_log_f32(x + 1.0f);
+  float q = x + 0x1.e2035ap+3f;  // fma(1, x, c): XLA starts both chains at x * 0 + c
+  q = fma(q, x, 0x1.4c30b6p+6f);
+  q = fma(q, x, 0x1.bb865ap+7f);
+  q = fma(q, x, 0x1.351946p+8f);
+  q = fma(q, x, 0x1.b0db14p+7f);
+  q = fma(q, x, 0x1.e0f304p+5f);
+  float p = fma(4.527e-05f, x, 0x1.fe818ap-2f);
+  p = fma(p, x, 0x1.a509f4p+2f);
+  p = fma(p, x, 0x1.de9738p+4f);
+  p = fma(p, x, 0x1.e798ecp+5f);
+  p = fma(p, x, 0x1.c8e75ap+5f);
+  p = fma(p, x, 0x1.40a202p+4f);
+  const float x2 = x * x;
+  const float r = fma(x2, -0.5f, (x * x2) * (p / q));
+  return x + r;
+}
+
+// XLA's erf_inv for float32 (M. Giles, "Approximating the erfinv function", single precision),
+// as XLA:CPU evaluates it after LLVM's FMA formation.
+KOKKOS_INLINE_FUNCTION float xla_erf_inv_f32(float u) noexcept {
+  const float l = xla_log1p_f32(no_contract_mul(u, -u));  // l = log1p(-u*u) = -w
+  const bool central = l > -5.0f;                         // w < 5
+  const float t = central ? -2.5f - l : Kokkos::sqrt(-l) + -3.0f;
+  float p;
+  if (central) {
+    p = fma(t, 0x1.e2cb10p-26f, 0x1.70966cp-22f);
+    p = fma(t, p, -0x1.d8e6aep-19f);
+    p = fma(t, p, -0x1.26b582p-18f);
+    p = fma(t, p, 0x1.ca65b6p-13f);
+    p = fma(t, p, -0x1.48a810p-10f);
+    p = fma(t, p, -0x1.11c9dep-8f);
+    p = fma(t, p, 0x1.f91ec6p-3f);
+    p = fma(t, p, 0x1.805c5ep+0f);
+  } else {
+    p = fma(t, -0x1.a3e136p-13f, 0x1.a76ad6p-14f);
+    p = fma(t, p, 0x1.61b8e4p-10f);
+    p = fma(t, p, -0x1.e17bcep-9f);
+    p = fma(t, p, 0x1.7824f6p-8f);
+    p = fma(t, p, -0x1.f38baep-8f);
+    p = fma(t, p, 0x1.354afcp-7f);
+    p = fma(t, p, 0x1.006db6p+0f);
+    p = fma(t, p, 0x1.6a9efcp+1f);
+  }
+  const float au = u < 0.0f ? -u : u;
+  return u * (au == 1.0f ? inf_f32() : p);
+}
+
+// XLA:CPU's log1p for float64: the C library's log(1 + x) for |x| >= sqrt(2) - 1, otherwise the
+// Cephes rational approximation.
+KOKKOS_INLINE_FUNCTION double xla_log1p_f64(double x) noexcept {
+  const double ax = x < 0.0 ? -x : x;
+  if (!(ax < 0x1.a827999fcef32p-2)) return Kokkos::log(x + 1.0);
+  double q = x + 0x1.e20359e903e37p+3;
+  q = fma(q, x, 0x1.4c30b52213498p+6);
+  q = fma(q, x, 0x1.bb86590fcfb56p+7);
+  q = fma(q, x, 0x1.351945dc908a5p+8);
+  q = fma(q, x, 0x1.b0db13e48e066p+7);
+  q = fma(q, x, 0x1.e0f304466448ep+5);
+  double p = fma(0x1.7bc0962b395cap-15, x, 0x1.fe818a0fe1a83p-2);
+  p = fma(p, x, 0x1.a509f46f4fa53p+2);
+  p = fma(p, x, 0x1.de9738b8cb9c9p+4);
+  p = fma(p, x, 0x1.e798eb86c3351p+5);
+  p = fma(p, x, 0x1.c8e7597479a10p+5);
+  p = fma(p, x, 0x1.40a202d99830ap+4);
+  const double x2 = x * x;
+  const double r = fma(x2, -0.5, (x * x2) * (p / q));
+  return x + r;
+}
+
+// XLA's erf_inv for float64 (Giles' double precision version, three branches).
+KOKKOS_INLINE_FUNCTION double xla_erf_inv_f64(double u) noexcept {
+  const double l = xla_log1p_f64(no_contract_mul(u, -u));  // l = -w
+  double p;
+  if (l > -6.25) {  // w < 6.25
+    const double t = -3.125 - l;
+    p = fma(-0x1.135d2e746e627p-68, t, -0x1.8ddf93324d327p-63);
+    p = fma(p, t, 0x1.7b83eef0b7c9fp-60);
+    p = fma(p, t, 0x1.9ba72cd589b91p-57);
+    p = fma(p, t, -0x1.33689090a6b96p-53);
+    p = fma(p, t, 0x1.82e11898132e0p-56);
+    p = fma(p, t, 0x1.de4acfd9e26bap-48);
+    p = fma(p, t, -0x1.6d33eed66c487p-45);
+    p = fma(p, t, -0x1.6f2167040d8e2p-44);
+    p = fma(p, t, 0x1.72a22c2d77e20p-39);
+    p = fma(p, t, -0x1.c8859c4e5c0afp-37);
+    p = fma(p, t, -0x1.dc583d118a561p-35);
+    p = fma(p, t, 0x1.20f47ccf46b3cp-30);
+    p = fma(p, t, -0x1.1a9e38dc84d60p-28);
+    p = fma(p, t, -0x1.f36cd6d3d46a9p-26);
+    p = fma(p, t, 0x1.c6b4f5d03b787p-22);
+    p = fma(p, t, -0x1.6e8a5434ae8a2p-20);
+    p = fma(p, t, -0x1.d1d1f7b8736f6p-17);
+    p = fma(p, t, 0x1.879c2a212f024p-13);
+    p = fma(p, t, -0x1.845769484fca8p-11);
+    p = fma(p, t, -0x1.8b6c33114f909p-8);
+    p = fma(p, t, 0x1.ebd80d9b13e28p-3);
+    p = fma(p, t, 0x1.a755e7c99ae86p+0);
+  } else if (l > -16.0) {  // 6.25 <= w < 16
+    const double t = Kokkos::sqrt(-l) - 3.25;
+    p = fma(0x1.3040f87dbd932p-29, t, 0x1.85cbe52878635p-24);
+    p = fma(p, t, -0x1.2777453dd3955p-22);
+    p = fma(p, t, 0x1.395abcd554c6cp-26);
+    p = fma(p, t, 0x1.936388a3790adp-20);
+    p = fma(p, t, -0x1.0d5db812b5083p-18);
+    p = fma(p, t, 0x1.8860cd5d652f6p-19);
+    p = fma(p, t, 0x1.a29a0cacdfb23p-17);
+    p = fma(p, t, -0x1.8cef1f80281f2p-15);
+    p = fma(p, t, 0x1.1e684d0b9188ap-14);
+    p = fma(p, t, 0x1.932cd54c8a222p-16);
+    p = fma(p, t, -0x1.7448a89ef8aa3p-12);
+    p = fma(p, t, 0x1.f3cc55ad40c25p-11);
+    p = fma(p, t, -0x1.ba924132f38b1p-10);
+    p = fma(p, t, 0x1.468eeca533cf8p-9);
+    p = fma(p, t, -0x1.ebadabb891bbdp-9);
+    p = fma(p, t, 0x1.5ffcfe5b76afcp-8);
+    p = fma(p, t, 0x1.0158a6d641d39p+0);
+    p = fma(p, t, 0x1.8abcc380d5a48p+1);
+  } else {  // w >= 16
+    const double t = Kokkos::sqrt(-l) - 5.0;
+    p = fma(-0x1.dcec3a7785389p-36, t, -0x1.18feec0e38727p-32);
+    p = fma(p, t, 0x1.9e6bf2dda45e3p-30);
+    p = fma(p, t, -0x1.0468fb24e2f5fp-28);
+    p = fma(p, t, 0x1.05ac6a8fba182p-27);
+    p = fma(p, t, -0x1.0102e495fb9c0p-26);
+    p = fma(p, t, 0x1.f4c20e1334af8p-26);
+    p = fma(p, t, -0x1.22d220fdf9c3ep-24);
+    p = fma(p, t, 0x1.ebc8bb824cb54p-23);
+    p = fma(p, t, -0x1.0a8d40ea372ccp-20);
+    p = fma(p, t, 0x1.2fbd29d093d2bp-18);
+    p = fma(p, t, -0x1.4a3497e1e0facp-16);
+    p = fma(p, t, 0x1.3ebf4eb00938fp-14);
+    p = fma(p, t, -0x1.c2f36a8fc5d53p-13);
+    p = fma(p, t, -0x1.22ea5df04047cp-13);
+    p = fma(p, t, 0x1.02a30d1fba0dcp+0);
+    p = fma(p, t, 0x1.3664ddd1ad7fbp+2);
+  }
+  const double au = u < 0.0 ? -u : u;
+  return u * (au == 1.0 ? inf_f64() : p);
+}
+
+}  // namespace detail
+
+// jax.random.normal(key, shape, float32) element from bits32(key, i).
+KOKKOS_INLINE_FUNCTION float normal_from_bits(std::uint32_t bits) noexcept {
+  const float u = uniform_from_bits(bits, -0x1.fffffep-1f, 1.0f);  // nextafter(-1, 0) .. 1
+  return detail::xla_erf_inv_f32(u) * 0x1.6a09e6p+0f;              // * float(sqrt(2))
+}
+
+// jax.random.normal(key, shape, float64) element from bits64(key, i) (jax_enable_x64=True).
+KOKKOS_INLINE_FUNCTION double normal_from_bits(std::uint64_t bits) noexcept {
+  const double u = uniform_from_bits(bits, -0x1.fffffffffffffp-1, 1.0);
+  return detail::xla_erf_inv_f64(u) * 0x1.6a09e667f3bcdp+0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Convenience: element i (row-major flat index) of jax.random.{uniform,normal}(key, shape, dtype).
+
+KOKKOS_INLINE_FUNCTION float uniform_f32(Key key, std::uint64_t i, float minval = 0.0f,
+                                         float maxval = 1.0f) noexcept {
+  return uniform_from_bits(bits32(key, i), minval, maxval);
+}
+
+KOKKOS_INLINE_FUNCTION double uniform_f64(Key key, std::uint64_t i, double minval = 0.0,
+                                          double maxval = 1.0) noexcept {
+  return uniform_from_bits(bits64(key, i), minval, maxval);
+}
+
+KOKKOS_INLINE_FUNCTION float normal_f32(Key key, std::uint64_t i) noexcept {
+  return normal_from_bits(bits32(key, i));
+}
+
+KOKKOS_INLINE_FUNCTION double normal_f64(Key key, std::uint64_t i) noexcept {
+  return normal_from_bits(bits64(key, i));
+}
+
+}  // namespace tessel::prng

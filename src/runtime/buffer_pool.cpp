@@ -1,0 +1,83 @@
+#include "tessel/runtime/buffer_pool.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "tessel/runtime/device.hpp"
+
+namespace tessel::detail {
+namespace {
+
+std::size_t limit_from_environment() {
+  char const* env = std::getenv("TESSEL_POOL_BYTES");
+  if (env == nullptr || *env == '\0') return std::size_t{4} << 30;
+  return static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
+}
+
+// Sizes are rounded so that tensors of nearly equal size share free lists: to 256 B below 1 MiB
+// (Kokkos' own alignment is 64 B), to whole MiB above.
+std::size_t rounded(std::size_t bytes) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  if (bytes < mib) return (bytes + 255) / 256 * 256;
+  return (bytes + mib - 1) / mib * mib;
+}
+
+struct Pool {
+  std::mutex mutex;
+  std::multimap<std::size_t, void*> free;
+  std::size_t cached = 0;
+  std::size_t limit = limit_from_environment();
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+void give_back(void* memory, std::size_t size) {
+  auto& p = pool();
+  {
+    std::lock_guard lock(p.mutex);
+    if (Kokkos::is_initialized() && p.cached + size <= p.limit) {
+      p.free.emplace(size, memory);
+      p.cached += size;
+      return;
+    }
+  }
+  Kokkos::kokkos_free<MemSpace>(memory);
+}
+
+}  // namespace
+
+std::shared_ptr<std::byte> acquire_device_memory(std::size_t bytes) {
+  std::size_t size = rounded(bytes == 0 ? 1 : bytes);
+  void* memory = nullptr;
+  {
+    auto& p = pool();
+    std::lock_guard lock(p.mutex);
+    if (auto it = p.free.find(size); it != p.free.end()) {
+      memory = it->second;
+      p.cached -= size;
+      p.free.erase(it);
+    }
+  }
+  if (memory == nullptr) memory = Kokkos::kokkos_malloc<MemSpace>("tessel::shard", size);
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [size](std::byte* m) { give_back(m, size); });
+}
+
+void release_pooled_memory() {
+  auto& p = pool();
+  std::lock_guard lock(p.mutex);
+  for (auto& [size, memory] : p.free) Kokkos::kokkos_free<MemSpace>(memory);
+  p.free.clear();
+  p.cached = 0;
+}
+
+std::size_t pooled_bytes() {
+  auto& p = pool();
+  std::lock_guard lock(p.mutex);
+  return p.cached;
+}
+
+}  // namespace tessel::detail
