@@ -9,6 +9,7 @@
 
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/named_sharding.hpp"
+#include "tessel/expr/concept.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel {
@@ -30,6 +31,10 @@ class Tensor {
   using value_type = T;
 
   explicit Tensor(std::shared_ptr<detail::TensorImpl const> impl) : impl_(std::move(impl)) {}
+  // Evaluates an expression (defined in runtime/evaluate.hpp): `Tensor<float> y = relu(x) + 1;`
+  template <Expression E>
+    requires std::same_as<expr_value_t<E>, T>
+  Tensor(E const& e);  // NOLINT: implicit by design
 
   [[nodiscard]] Shape const& shape() const { return impl_->shape; }
   [[nodiscard]] int rank() const { return impl_->shape.rank(); }

@@ -1,0 +1,36 @@
+#pragma once
+// Checks made while an expression is built, so mistakes surface at the line that makes them.
+#include <initializer_list>
+
+#include "tessel/core/mesh.hpp"
+#include "tessel/core/shape.hpp"
+#include "tessel/expr/node.hpp"
+
+namespace tessel::detail {
+
+// NumPy broadcasting of two shapes; fails naming both shapes and the dimension.
+Shape broadcast_shapes(char const* op, Shape const& a, Shape const& b);
+// Fails naming both meshes unless they hold the same devices (or one is a single device: such a
+// tensor is uncommitted and moves to the other's devices, as in JAX).
+void check_same_devices(char const* op, Mesh const* a, Mesh const* b);
+
+// The mesh of an expression's committed tensors (nullptr when it has none).
+template <class E>
+Mesh const* mesh_of(E const& e) {
+  if constexpr (E::kind == NodeKind::tensor) {
+    Mesh const& m = e.tensor.sharding().mesh();
+    return m.num_devices() > 1 ? &m : nullptr;
+  } else if constexpr (E::kind == NodeKind::scalar) {
+    return nullptr;
+  } else if constexpr (E::kind == NodeKind::elementwise) {
+    Mesh const* found = nullptr;
+    std::apply([&](auto const&... c) { ((found = found ? found : mesh_of(c)), ...); }, e.children);
+    return found;
+  } else if constexpr (E::kind == NodeKind::reduce) {
+    return mesh_of(e.child);
+  } else {
+    return &e.sharding.mesh();
+  }
+}
+
+}  // namespace tessel::detail

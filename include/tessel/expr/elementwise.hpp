@@ -1,0 +1,104 @@
+#pragma once
+// Elementwise ops, with NumPy broadcasting and JAX's type promotion. Each call builds one node.
+#include <concepts>
+#include <type_traits>
+
+#include "tessel/expr/checks.hpp"
+#include "tessel/expr/node.hpp"
+#include "tessel/expr/ops.hpp"
+
+namespace tessel {
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_weak_v = false;
+template <class W>
+inline constexpr bool is_weak_v<Weak<W>> = true;
+
+// How an op's compute and result types follow from its operands'.
+enum class Typing { arithmetic, comparison, floating, select };
+
+template <class Op, Typing typing, class... Nodes>
+auto make_node(Nodes const&... nodes) {
+  using Promoted = promote_t<expr_value_t<Nodes>...>;
+  static_assert(!is_weak_v<Promoted>, "tessel: an expression needs at least one tensor operand");
+  static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select,
+                "tessel: no arithmetic on comparison results (bool); use where(cond, a, b) or astype<int32_t>()");
+  using Compute = std::conditional_t<typing == Typing::floating, float_of_t<Promoted>, Promoted>;
+  using Result = std::conditional_t<typing == Typing::comparison, bool, Compute>;
+  Shape shape;
+  Mesh const* mesh = nullptr;
+  ((shape = broadcast_shapes(Op::name, shape, nodes.shape()), check_same_devices(Op::name, mesh, mesh_of(nodes)),
+    mesh = mesh ? mesh : mesh_of(nodes)),
+   ...);
+  return ElementwiseNode<Op, Compute, Result, Nodes...>{{nodes...}, shape};
+}
+
+template <class A, class B>
+concept BinaryOperands = Operand<A> && Operand<B> && (!std::is_arithmetic_v<std::remove_cvref_t<A>> ||
+                                                      !std::is_arithmetic_v<std::remove_cvref_t<B>>);
+
+}  // namespace detail
+
+#define TESSEL_BINARY_FUNCTION(fn, Op, typing)                                       \
+  template <class A, class B>                                                        \
+    requires detail::BinaryOperands<A, B>                                            \
+  auto fn(A const& a, B const& b) {                                                  \
+    return detail::make_node<ops::Op, detail::Typing::typing>(as_node(a), as_node(b)); \
+  }
+
+TESSEL_BINARY_FUNCTION(operator+, add, arithmetic)
+TESSEL_BINARY_FUNCTION(operator-, sub, arithmetic)
+TESSEL_BINARY_FUNCTION(operator*, mul, arithmetic)
+TESSEL_BINARY_FUNCTION(operator/, div, arithmetic)
+TESSEL_BINARY_FUNCTION(minimum, minimum, arithmetic)
+TESSEL_BINARY_FUNCTION(maximum, maximum, arithmetic)
+TESSEL_BINARY_FUNCTION(pow, pow, floating)
+TESSEL_BINARY_FUNCTION(operator<, lt, comparison)
+TESSEL_BINARY_FUNCTION(operator<=, le, comparison)
+TESSEL_BINARY_FUNCTION(operator>, gt, comparison)
+TESSEL_BINARY_FUNCTION(operator>=, ge, comparison)
+TESSEL_BINARY_FUNCTION(equal, eq, comparison)
+TESSEL_BINARY_FUNCTION(not_equal, ne, comparison)
+#undef TESSEL_BINARY_FUNCTION
+
+#define TESSEL_UNARY_FUNCTION(fn, Op, typing)                                        \
+  template <class X>                                                                 \
+    requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)           \
+  auto fn(X const& x) {                                                              \
+    return detail::make_node<ops::Op, detail::Typing::typing>(as_node(x));           \
+  }
+
+TESSEL_UNARY_FUNCTION(operator-, neg, arithmetic)
+TESSEL_UNARY_FUNCTION(abs, abs, arithmetic)
+TESSEL_UNARY_FUNCTION(relu, relu, arithmetic)
+TESSEL_UNARY_FUNCTION(exp, exp, floating)
+TESSEL_UNARY_FUNCTION(log, log, floating)
+TESSEL_UNARY_FUNCTION(tanh, tanh, floating)
+TESSEL_UNARY_FUNCTION(sqrt, sqrt, floating)
+TESSEL_UNARY_FUNCTION(rsqrt, rsqrt, floating)
+TESSEL_UNARY_FUNCTION(sin, sin, floating)
+TESSEL_UNARY_FUNCTION(cos, cos, floating)
+TESSEL_UNARY_FUNCTION(erf, erf, floating)
+TESSEL_UNARY_FUNCTION(sigmoid, sigmoid, floating)
+TESSEL_UNARY_FUNCTION(gelu, gelu, floating)
+#undef TESSEL_UNARY_FUNCTION
+
+// jnp.where(cond, a, b): cond must be a comparison (bool) expression.
+template <Operand C, Operand A, Operand B>
+  requires std::same_as<expr_value_t<node_t<C>>, bool>
+auto where(C const& cond, A const& a, B const& b) {
+  return detail::make_node<ops::select, detail::Typing::select>(as_node(cond), as_node(a), as_node(b));
+}
+
+// x.astype(To)
+template <Element To, class X>
+  requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
+auto astype(X const& x) {
+  using N = node_t<X>;
+  auto n = as_node(x);
+  return ElementwiseNode<ops::convert<To>, expr_value_t<N>, To, N>{{n}, n.shape()};
+}
+
+}  // namespace tessel

@@ -1,0 +1,56 @@
+#pragma once
+// JAX's type promotion for the dtypes tessel has, decided at compile time from the operand types.
+// C++ arithmetic scalars are weakly typed, like Python scalars in JAX: `x * 2.0` keeps x's
+// float32, `i * 2.5` on an int32 tensor gives float32, `i + 1` stays int32.
+#include <concepts>
+#include <cstdint>
+#include <type_traits>
+
+namespace tessel {
+
+// A C++ scalar in an expression: its value type and that it is weak.
+template <class T>
+struct Weak {
+  using type = T;
+};
+
+namespace detail {
+template <class T>
+struct strength {
+  static constexpr int rank = std::same_as<T, bool> ? 0 : std::same_as<T, std::int32_t> ? 1 : std::same_as<T, float> ? 2 : 3;
+};
+
+template <class A, class B>
+struct promote2 {  // both strong: the larger on bool < int32 < float32 < float64
+  using type = std::conditional_t<(strength<A>::rank >= strength<B>::rank), A, B>;
+};
+template <class A, class W>
+struct promote2<A, Weak<W>> {  // a weak float lifts integers to float32; otherwise the strong type wins
+  using type = std::conditional_t<std::floating_point<W> && !std::floating_point<A>, float, A>;
+};
+template <class W, class B>
+struct promote2<Weak<W>, B> : promote2<B, Weak<W>> {};
+template <class V, class W>
+struct promote2<Weak<V>, Weak<W>> {
+  using type = Weak<std::conditional_t<std::floating_point<V> || std::floating_point<W>, double, int>>;
+};
+}  // namespace detail
+
+template <class... Ts>
+struct promote;
+template <class T>
+struct promote<T> {
+  using type = T;
+};
+template <class A, class B, class... Rest>
+struct promote<A, B, Rest...> : promote<typename detail::promote2<A, B>::type, Rest...> {};
+
+// The value type operands of these (possibly weak) types are computed in.
+template <class... Ts>
+using promote_t = typename promote<Ts...>::type;
+
+// The floating type unary math (exp, tanh, ...) computes in: integers go to float32, as in JAX.
+template <class T>
+using float_of_t = std::conditional_t<std::floating_point<T>, T, float>;
+
+}  // namespace tessel

@@ -1,0 +1,76 @@
+#pragma once
+// Reductions over one, several or all axes (jnp.sum, mean, max, min, prod with keepdims), and
+// softmax, log_softmax and logsumexp written with them, as jax.nn writes them.
+#include <initializer_list>
+#include <optional>
+
+#include "tessel/expr/elementwise.hpp"
+#include "tessel/expr/node.hpp"
+
+namespace tessel {
+
+// The axes to reduce: all of them (the default), one, or several; negative counts from the end.
+class Axes {
+ public:
+  Axes() = default;  // all axes
+  Axes(int axis) : axes_{axis}, all_(false) {}  // NOLINT: implicit by design
+  Axes(std::initializer_list<int> axes) : all_(false) {
+    for (int a : axes) axes_.push_back(a);
+  }
+  [[nodiscard]] bool all() const { return all_; }
+  [[nodiscard]] FixedVector<int, max_rank> const& list() const { return axes_; }
+
+ private:
+  FixedVector<int, max_rank> axes_;
+  bool all_ = true;
+};
+
+namespace detail {
+// Normalizes axes against a shape (sorted, non-negative); fails naming the axis and the shape.
+FixedVector<std::uint8_t, max_rank> normalize_axes(char const* op, Axes const& axes, Shape const& shape);
+Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& axes, bool keepdims);
+
+template <class Op, class X>
+auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
+  auto n = as_node(x);
+  static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: reduce a comparison after astype<int32_t>()");
+  auto normalized = normalize_axes(Op::name, axes, n.shape());
+  return ReduceNode<Op, decltype(n)>{n, normalized, keepdims, reduced_shape(n.shape(), normalized, keepdims)};
+}
+}  // namespace detail
+
+#define TESSEL_REDUCTION(fn, Op)                                                    \
+  template <class X>                                                                \
+    requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)          \
+  auto fn(X const& x, Axes const& axes = {}, bool keepdims = false) {               \
+    return detail::make_reduce<ops::Op>(x, axes, keepdims);                         \
+  }
+
+TESSEL_REDUCTION(sum, sum_reduce)
+TESSEL_REDUCTION(mean, mean_reduce)
+TESSEL_REDUCTION(max, max_reduce)
+TESSEL_REDUCTION(min, min_reduce)
+TESSEL_REDUCTION(prod, prod_reduce)
+#undef TESSEL_REDUCTION
+
+// jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)); x - max is recomputed, not stored.
+template <class X>
+auto softmax(X const& x, int axis = -1) {
+  auto shifted = x - max(x, axis, true);
+  return exp(shifted) / sum(exp(shifted), axis, true);
+}
+
+// jax.nn.log_softmax(x, axis): shifted - log(sum(exp(shifted)))
+template <class X>
+auto log_softmax(X const& x, int axis = -1) {
+  auto shifted = x - max(x, axis, true);
+  return shifted - log(sum(exp(shifted), axis, true));
+}
+
+// jax.nn.logsumexp(x, axis, keepdims): max + log(sum(exp(x - max)))
+template <class X>
+auto logsumexp(X const& x, int axis = -1, bool keepdims = false) {
+  return max(x, axis, keepdims) + log(sum(exp(x - max(x, axis, true)), axis, keepdims));
+}
+
+}  // namespace tessel

@@ -1,0 +1,125 @@
+#pragma once
+// Plans are cached by (expression type, shapes, shardings, reduction axes, requested output). A
+// look-up hashes the expression by walking it and compares against stored signatures the same
+// way, so a hit allocates nothing: the second call of the same computation costs a hash, a
+// compare and the launches.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "tessel/expr/node.hpp"
+#include "tessel/plan/plan.hpp"
+
+namespace tessel::plan {
+
+struct HashSink {
+  std::uint64_t h = 1469598103934665603ull;
+  void word(std::uint64_t w) {
+    h ^= w;
+    h *= 1099511628211ull;
+  }
+};
+struct RecordSink {
+  std::vector<std::uint64_t>& words;
+  void word(std::uint64_t w) { words.push_back(w); }
+};
+struct CompareSink {
+  std::span<std::uint64_t const> words;
+  std::size_t pos = 0;
+  bool equal = true;
+  void word(std::uint64_t w) {
+    equal = equal && pos < words.size() && words[pos] == w;
+    ++pos;
+  }
+  [[nodiscard]] bool matches() const { return equal && pos == words.size(); }
+};
+
+template <class Sink>
+void sharding_signature(NamedSharding const& s, Shape const& shape, Sink& sink) {
+  Mesh const& m = s.mesh();
+  sink.word(static_cast<std::uint64_t>(m.num_devices()));
+  for (int id : m.device_ids()) sink.word(static_cast<std::uint64_t>(id));
+  for (std::size_t a = 0; a < m.num_axes(); ++a) {
+    sink.word(static_cast<std::uint64_t>(m.axes().size(a)));
+    std::uint64_t h = 0;
+    for (char c : m.axes().name(a).view()) h = h * 131 + static_cast<unsigned char>(c);
+    sink.word(h);
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    auto axes = s.layout().dim_axes(d);
+    sink.word(axes.size());
+    for (auto a : axes) sink.word(a);
+  }
+}
+
+// A per-type address: unique for each expression type in the program.
+template <class E>
+inline constexpr char type_anchor = 0;
+
+template <class E, class Sink>
+void signature(E const& e, Sink& sink) {
+  if constexpr (E::kind == NodeKind::tensor) {
+    for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
+    sharding_signature(e.tensor.sharding(), e.shape(), sink);
+  } else if constexpr (E::kind == NodeKind::elementwise) {
+    std::apply([&](auto const&... c) { (signature(c, sink), ...); }, e.children);
+  } else if constexpr (E::kind == NodeKind::reduce) {
+    signature(e.child, sink);
+    sink.word(e.keepdims);
+    for (auto a : e.axes) sink.word(a);
+    sink.word(0xffff);
+  } else if constexpr (E::kind == NodeKind::constraint) {
+    signature(e.child, sink);
+    sharding_signature(e.sharding, e.shape(), sink);
+  }
+}
+
+template <class E, class Sink>
+void full_signature(E const& e, std::optional<NamedSharding> const& out, Sink& sink) {
+  sink.word(reinterpret_cast<std::uintptr_t>(&type_anchor<E>));
+  signature(e, sink);
+  if (out) sharding_signature(*out, e.shape(), sink);
+  else sink.word(0xdead);
+}
+
+struct CacheEntry {
+  std::vector<std::uint64_t> words;
+  Plan plan;
+};
+
+namespace detail {
+std::unique_lock<std::mutex> lock_cache();
+// Entries with this hash (call with the lock held); entries are never removed, so a Plan
+// reference stays valid for the program's life.
+std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
+}  // namespace detail
+
+// The plan for this expression and requested output sharding, made on first use.
+template <class E>
+Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
+  HashSink hash;
+  full_signature(e, out, hash);
+  auto lock = detail::lock_cache();
+  auto& entries = detail::bucket(hash.h);
+  for (auto const& entry : entries) {
+    CompareSink cmp{entry->words};
+    full_signature(e, out, cmp);
+    if (cmp.matches()) return entry->plan;
+  }
+  auto entry = std::make_unique<CacheEntry>();
+  RecordSink rec{entry->words};
+  full_signature(e, out, rec);
+  Graph g;
+  describe(e, g);
+  entry->plan = make_plan(std::move(g), out, cost_model());
+  entries.push_back(std::move(entry));
+  return entries.back()->plan;
+}
+
+// Number of cached plans (for tests and tools).
+std::size_t cached_plans();
+
+}  // namespace tessel::plan

@@ -1,0 +1,65 @@
+#pragma once
+// The planner's view of an expression: a flat list of nodes in post-order (children before
+// parents, the root last), with shapes, dtypes and the shardings the user fixed. Built from the
+// expression type once per plan-cache miss; everything after works on values, not types.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/core/shape.hpp"
+#include "tessel/expr/node.hpp"
+
+namespace tessel::plan {
+
+struct GraphNode {
+  NodeKind kind;
+  char const* op;           // "add", "sum", "tensor", "scalar", "constraint", ...
+  char const* dtype;        // "float32", ..., "bool"
+  std::size_t dtype_bytes;
+  Shape shape;
+  FixedVector<int, 3> children;
+  std::optional<NamedSharding> sharding;       // tensor: its sharding; constraint: the one required
+  FixedVector<std::uint8_t, max_rank> axes;    // reduce
+  bool keepdims = false;                       // reduce
+};
+
+using Graph = std::vector<GraphNode>;
+
+template <class T>
+constexpr char const* dtype_name() {
+  if constexpr (std::same_as<T, bool>) return "bool";
+  else if constexpr (std::same_as<T, std::int32_t>) return "int32";
+  else if constexpr (std::same_as<T, float>) return "float32";
+  else if constexpr (std::same_as<T, double>) return "float64";
+  else return "weak";
+}
+
+// Appends e's subtree to g in post-order and returns e's index.
+template <class E>
+int describe(E const& e, Graph& g) {
+  using V = expr_value_t<E>;
+  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false};
+  if constexpr (E::kind == NodeKind::tensor) {
+    n.op = "tensor";
+    n.sharding = e.tensor.sharding();
+  } else if constexpr (E::kind == NodeKind::scalar) {
+    n.op = "scalar";
+  } else if constexpr (E::kind == NodeKind::elementwise) {
+    n.op = E::op::name;
+    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g)), ...); }, e.children);
+  } else if constexpr (E::kind == NodeKind::reduce) {
+    n.op = E::op::name;
+    n.children.push_back(describe(e.child, g));
+    n.axes = e.axes;
+    n.keepdims = e.keepdims;
+  } else {
+    n.op = "constraint";
+    n.children.push_back(describe(e.child, g));
+    n.sharding = e.sharding;
+  }
+  g.push_back(n);
+  return static_cast<int>(g.size()) - 1;
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,60 @@
+#pragma once
+// A plan: for every node of the graph, the sharding its value has and what it costs to get it
+// there; and the steps the executor will run, in order, as explain prints them.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/plan/cost_model.hpp"
+#include "tessel/plan/graph.hpp"
+
+namespace tessel::plan {
+
+enum class Collective : std::uint8_t { none, all_reduce, reduce_scatter };
+
+struct NodePlan {
+  // The sharding the node's value finally has (after its collective and any reshard).
+  std::optional<NamedSharding> out;
+  // tensor and constraint nodes, reduce nodes after their collective: reshard to `out` first.
+  bool reshard = false;
+  // reduce nodes: evaluated row by row inside the consuming kernel (no kernel of its own).
+  bool row_fused = false;
+  // reduce nodes: the sharding of the per-device results before the collective (the input's
+  // tiling of the kept dimensions), the collective, and the sharding right after it.
+  std::optional<NamedSharding> partial;
+  Collective collective = Collective::none;
+  FixedVector<std::uint8_t, max_mesh_axes> collective_axes;
+  std::optional<NamedSharding> after_collective;
+};
+
+enum class StepKind : std::uint8_t { reshard, kernel, all_reduce, reduce_scatter };
+
+struct Step {
+  StepKind kind;
+  int node;            // graph node the step produces
+  int devices;         // devices running it
+  double bytes;        // reshard: bytes crossing devices; collectives: bytes per device
+  double estimate_us;  // cost model estimate (0 for kernels)
+  std::string text;    // one line of explain
+};
+
+struct Plan {
+  Graph graph;
+  std::vector<NodePlan> nodes;
+  std::vector<Step> steps;
+
+  [[nodiscard]] int count(StepKind kind) const {
+    int n = 0;
+    for (auto const& s : steps) n += s.kind == kind;
+    return n;
+  }
+};
+
+// Sharding propagation (GSPMD-style), collective choice and fusion boundaries for a graph whose
+// root must come out with `requested` (or with whatever propagation gives, when absent).
+Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);
+
+// The plan as text: one line per kernel, collective and reshard.
+std::string to_string(Plan const& plan);
+
+}  // namespace tessel::plan

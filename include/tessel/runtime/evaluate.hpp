@@ -1,0 +1,336 @@
+#pragma once
+// Runs a plan. The walk over the expression type mirrors the planner's step writer
+// (src/plan/propagate.cpp): boundaries (reductions not fused into rows, constraints) are made into
+// tensors first, then each region is one kernel per device built from the region's type.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tessel/expr/node.hpp"
+#include "tessel/expr/ops.hpp"
+#include "tessel/plan/cache.hpp"
+#include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/device_put.hpp"
+#include "tessel/runtime/kernel_eval.hpp"
+#include "tessel/runtime/run_plan.hpp"
+
+namespace tessel {
+
+// What the executor ran, counted per logical step (a kernel on 8 devices counts once).
+struct ExecutionCounts {
+  long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
+};
+ExecutionCounts& execution_counts();
+
+namespace detail {
+
+using ImplPtr = std::shared_ptr<TensorImpl const>;
+
+// The iteration space of a kernel on one device, and how a tensor's shard maps onto it.
+struct Space {
+  int rank = 0;
+  std::int64_t extent[max_rank]{};
+  int perm[max_rank]{};  // space dimension k is dimension perm[k] of the region's shape
+};
+// Space of a region whose result has local shape `local` (reduction axes, when given, last).
+Space make_space(Shape const& local, FixedVector<std::uint8_t, max_rank> const* reduced_axes);
+// Strides of a shard of local shape `leaf` broadcast (aligned right) into a region of local shape
+// `region`, in the space's dimension order.
+void leaf_strides(Shape const& leaf, Shape const& region, Space const& space, std::int64_t* stride);
+// Merges space dimensions that every leaf (and a row-major output) walks contiguously.
+void collapse(Space& space, std::vector<std::int64_t*> const& leaf_strides);
+ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to);
+// Completes a reduction from its per-device partial results (the collective the plan chose).
+ImplPtr complete_reduce(ImplPtr const& partial, plan::NodePlan const& p, ReduceOp op);
+
+template <class Op>
+constexpr ReduceOp reduce_op_of() {
+  if constexpr (std::is_base_of_v<ops::sum_reduce, Op>) return ReduceOp::sum;
+  else if constexpr (std::is_same_v<Op, ops::prod_reduce>) return ReduceOp::prod;
+  else if constexpr (std::is_same_v<Op, ops::max_reduce>) return ReduceOp::max;
+  else return ReduceOp::min;
+}
+
+template <class E>
+struct eval_of;
+template <class T>
+struct eval_of<TensorNode<T>> {
+  using type = LeafEval<T>;
+};
+template <class W>
+struct eval_of<ScalarNode<W>> {
+  using type = ScalarEval<W>;
+};
+template <class Op, class C, class R, class... Ch>
+struct eval_of<ElementwiseNode<Op, C, R, Ch...>> {
+  using type = NodeEval<Op, C, typename eval_of<Ch>::type...>;
+};
+template <class Op, class Ch>
+struct eval_of<ReduceNode<Op, Ch>> {
+  using type = ReduceEval<Op, expr_value_t<Ch>, typename eval_of<Ch>::type>;
+};
+template <class Ch>
+struct eval_of<ConstraintNode<Ch>> {
+  using type = LeafEval<expr_value_t<Ch>>;
+};
+
+class Executor {
+ public:
+  explicit Executor(plan::Plan const& plan) : plan_(plan), values_(plan.nodes.size()) {}
+
+  // The value of node e (post-order numbers base .. base + node_count - 1) as a tensor.
+  template <class E>
+  ImplPtr materialize(E const& e, int base) {
+    int id = base + node_count<E>::value - 1;
+    auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
+    if constexpr (E::kind == NodeKind::tensor) {
+      prepare(e, base);
+      return values_[static_cast<std::size_t>(id)];
+    } else if constexpr (E::kind == NodeKind::constraint) {
+      ImplPtr v = materialize(e.child, base);
+      return p.reshard ? reshard_counted(v, *p.out) : v;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      using V = expr_value_t<E>;
+      static_assert(Element<V>, "tessel: a comparison result (bool) cannot be stored; use where() or astype<>()");
+      prepare(e, base);
+      auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.out);
+      Shape local = p.out->shard_shape(e.shape());
+      for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+        Space space = make_space(local, nullptr);
+        auto ev = bind(e, base, static_cast<int>(pos), local, space);
+        bool rows = has_row_fusion(e, base);
+        if (!rows) {
+          std::vector<std::int64_t*> strides;
+          ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+          collapse(space, strides);
+        }
+        launch_elementwise(device(out->shards[pos].device).exec, ev, reinterpret_cast<V*>(out->shards[pos].bytes.data()),
+                           space, rows);
+      }
+      fence_all_devices();
+      ++execution_counts().kernels;
+      return out;
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      using V = expr_value_t<E>;
+      using Child = std::remove_cvref_t<decltype(e.child)>;
+      prepare(e.child, base);
+      int child_id = base + node_count<Child>::value - 1;
+      auto const& in_sharding = input_sharding(e.child, child_id);
+      Shape in_local = in_sharding.shard_shape(e.child.shape());
+      auto partial = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.partial);
+      std::int64_t count = 1;
+      for (auto a : e.axes) count *= e.child.shape()[a];
+      for (std::size_t pos = 0; pos < partial->shards.size(); ++pos) {
+        Space space = make_space(in_local, &e.axes);
+        auto ev = bind(e.child, base, static_cast<int>(pos), in_local, space);
+        launch_reduce<typename E::op, V>(device(partial->shards[pos].device).exec, ev,
+                                         reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
+                                         static_cast<int>(e.axes.empty() ? 1 : e.axes.size()), count);
+      }
+      fence_all_devices();
+      ++execution_counts().kernels;
+      ImplPtr done = complete_reduce(partial, p, reduce_op_of<typename E::op>());
+      return p.reshard ? reshard_counted(done, *p.out) : done;
+    } else {
+      static_assert(E::kind != NodeKind::scalar, "tessel: a scalar alone is not a tensor expression");
+    }
+  }
+
+ private:
+  // The sharding a region's input node is read with (its plan's out).
+  template <class E>
+  NamedSharding const& input_sharding(E const&, int id) {
+    return *plan_.nodes[static_cast<std::size_t>(id)].out;
+  }
+
+  // Makes the tensors a region reads: operands (resharded as planned) and boundaries.
+  template <class E>
+  void prepare(E const& e, int base) {
+    int id = base + node_count<E>::value - 1;
+    auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
+    if constexpr (E::kind == NodeKind::tensor) {
+      ImplPtr v = e.tensor.impl_ptr();
+      values_[static_cast<std::size_t>(id)] = p.reshard ? reshard_counted(v, *p.out) : v;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      int b = base;
+      std::apply([&](auto const&... c) { ((prepare(c, b), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...); },
+                 e.children);
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      if (p.row_fused) prepare(e.child, base);
+      else values_[static_cast<std::size_t>(id)] = materialize(e, base);
+    } else if constexpr (E::kind == NodeKind::constraint) {
+      values_[static_cast<std::size_t>(id)] = materialize(e, base);
+    }
+  }
+
+  template <class E>
+  bool has_row_fusion(E const& e, int base) const {
+    int id = base + node_count<E>::value - 1;
+    if constexpr (E::kind == NodeKind::elementwise) {
+      bool any = false;
+      int b = base;
+      std::apply([&](auto const&... c) {
+        ((any = any || has_row_fusion(c, b), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
+      }, e.children);
+      return any;
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      return plan_.nodes[static_cast<std::size_t>(id)].row_fused;
+    } else {
+      return false;
+    }
+  }
+
+  template <class T>
+  LeafEval<T> leaf(ImplPtr const& v, int pos, Shape const& region, Space const& space) {
+    LeafEval<T> l;
+    l.data = reinterpret_cast<T const*>(v->shards[static_cast<std::size_t>(pos)].bytes.data());
+    leaf_strides(v->sharding.shard_shape(v->shape), region, space, l.stride);
+    return l;
+  }
+
+  template <class E>
+  typename eval_of<E>::type bind(E const& e, int base, int pos, Shape const& region, Space const& space) {
+    int id = base + node_count<E>::value - 1;
+    auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
+    using V = expr_value_t<E>;
+    if constexpr (E::kind == NodeKind::tensor || E::kind == NodeKind::constraint) {
+      return leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
+    } else if constexpr (E::kind == NodeKind::scalar) {
+      return {e.value};
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      int b = base;
+      return std::apply(
+          [&](auto const&... c) {
+            return typename eval_of<E>::type{
+                bind(c, std::exchange(b, b + node_count<std::remove_cvref_t<decltype(c)>>::value), pos, region, space)...};
+          },
+          e.children);
+    } else {
+      typename eval_of<E>::type r{};
+      if (p.row_fused) {
+        r.fused = true;
+        r.child = bind(e.child, base, pos, region, space);
+        r.length = space.extent[space.rank - 1];
+        if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
+      } else {
+        r.leaf = leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
+      }
+      return r;
+    }
+  }
+
+  template <class Ev, class V>
+  static void launch_elementwise(ExecSpace const& exec, Ev const& ev, V* out, Space const& space, bool rows) {
+    int outer = space.rank - 1;
+    std::int64_t length = space.extent[outer];
+    std::int64_t nrows = 1;
+    for (int d = 0; d < outer; ++d) nrows *= space.extent[d];
+    // Rows with fused reductions must stay whole; otherwise long rows are cut into chunks.
+    std::int64_t chunk = rows || length < run_chunk ? (length > 0 ? length : 1) : run_chunk;
+    std::int64_t chunks = (length + chunk - 1) / chunk;
+    Space s = space;
+    Kokkos::parallel_for(
+        "tessel::fused", Kokkos::RangePolicy<ExecSpace>(exec, 0, nrows * chunks), KOKKOS_LAMBDA(std::int64_t item) {
+          std::int64_t row = item / chunks;
+          std::int64_t idx[max_rank];
+          for (int d = outer; d-- > 0;) {
+            idx[d] = row % s.extent[d];
+            row /= s.extent[d];
+          }
+          Ev local = ev;
+          local.begin_row(idx, outer);
+          std::int64_t begin = (item % chunks) * chunk;
+          std::int64_t end = begin + chunk < length ? begin + chunk : length;
+          V* o = out + (item / chunks) * length;
+          for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(local.at(e));
+        });
+  }
+
+  // Reduces the last `nreduced` space dimensions; one output per combination of the others.
+  template <class Op, class V, class Ev>
+  static void launch_reduce(ExecSpace const& exec, Ev const& ev, V* out, Space const& space, int nreduced,
+                            std::int64_t global_count) {
+    int outer = space.rank - 1;
+    int kept = space.rank - nreduced;
+    std::int64_t outputs = 1, per_output = 1;
+    for (int d = 0; d < kept; ++d) outputs *= space.extent[d];
+    for (int d = kept; d < outer; ++d) per_output *= space.extent[d];
+    std::int64_t length = space.extent[outer];
+    V scale = std::is_same_v<Op, ops::mean_reduce> ? V(1) / static_cast<V>(global_count) : V(1);
+    Space s = space;
+    auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, V acc)->V {
+      std::int64_t idx[max_rank];
+      for (int d = outer; d-- > kept;) {
+        idx[d] = r % s.extent[d];
+        r /= s.extent[d];
+      }
+      for (int d = kept; d-- > 0;) {
+        idx[d] = o % s.extent[d];
+        o /= s.extent[d];
+      }
+      Ev local = ev;
+      local.begin_row(idx, outer);
+      for (std::int64_t e = 0; e < length; ++e) acc = Op::combine(acc, static_cast<V>(local.at(e)));
+      return acc;
+    };
+    if (outputs >= 64) {
+      Kokkos::parallel_for(
+          "tessel::reduce", Kokkos::RangePolicy<ExecSpace>(exec, 0, outputs), KOKKOS_LAMBDA(std::int64_t o) {
+            V acc = Op::template identity<V>();
+            for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
+            out[o] = acc * scale;
+          });
+    } else {
+      // Few outputs: spread each output's rows over the threads instead.
+      for (std::int64_t o = 0; o < outputs; ++o) {
+        V result{};
+        Kokkos::parallel_reduce(
+            "tessel::reduce", Kokkos::RangePolicy<ExecSpace>(exec, 0, per_output),
+            KOKKOS_LAMBDA(std::int64_t r, V & acc) { acc = row_sum(o, r, acc); }, reducer<Op>(result));
+        Kokkos::View<V, MemSpace, Kokkos::MemoryUnmanaged> slot(out + o);
+        Kokkos::deep_copy(exec, slot, static_cast<V>(result * scale));
+        exec.fence();
+      }
+    }
+  }
+
+  template <class Op, class V>
+  static auto reducer(V& result) {
+    if constexpr (std::is_base_of_v<ops::sum_reduce, Op>) return Kokkos::Sum<V>(result);
+    else if constexpr (std::is_same_v<Op, ops::prod_reduce>) return Kokkos::Prod<V>(result);
+    else if constexpr (std::is_same_v<Op, ops::max_reduce>) return Kokkos::Max<V>(result);
+    else return Kokkos::Min<V>(result);
+  }
+
+  plan::Plan const& plan_;
+  std::vector<ImplPtr> values_;
+};
+
+}  // namespace detail
+
+// Evaluates an expression now, with the planned sharding or the one requested.
+template <Expression E>
+Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  static_assert(Element<expr_value_t<E>>, "tessel: only float32, float64 and int32 expressions can be evaluated");
+  auto const& plan = plan::plan_for(e, out);
+  detail::Executor ex(plan);
+  return Tensor<expr_value_t<E>>(ex.materialize(e, 0));
+}
+
+template <Element T>
+template <Expression E>
+  requires std::same_as<expr_value_t<E>, T>
+Tensor<T>::Tensor(E const& e) : Tensor(eval(e)) {}
+
+// The plan of an expression as text: kernels with the ops they fuse, collectives with mesh axes,
+// bytes and estimated cost, reshards with the operand that needs them.
+template <Expression E>
+std::string explain(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  return plan::to_string(plan::plan_for(e, out));
+}
+template <Expression E>
+plan::Plan const& plan_of(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  return plan::plan_for(e, out);
+}
+
+}  // namespace tessel

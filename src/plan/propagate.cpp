@@ -1,0 +1,331 @@
+// Sharding propagation, collective choice and fusion boundaries. The rules follow GSPMD:
+// elementwise operands agree on one tiling (the cheapest to reach, by the cost model); a reduction
+// over sharded dimensions leaves partial results that an all-reduce (or, when the requested output
+// wants it, a reduce-scatter) completes; a sharding constraint is a hard requirement.
+#include <algorithm>
+#include <format>
+
+#include "tessel/core/error.hpp"
+#include "tessel/plan/plan.hpp"
+
+namespace tessel::plan {
+namespace {
+
+using AxisList = ShardLayout::AxisList;
+
+NamedSharding make_sharding(Mesh const& mesh, FixedVector<AxisList, max_rank> const& dims) {
+  FixedVector<DimSpec, max_rank> specs;
+  for (auto const& axes : dims) {
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (auto a : axes) names.push_back(mesh.axes().name(a));
+    specs.push_back(DimSpec::of(names));
+  }
+  // Trailing replicated entries are dropped so that printed specs read like the user's.
+  while (!specs.empty() && specs.back().replicated()) specs.pop_back();
+  return NamedSharding(mesh, PartitionSpec::from_dims(specs));
+}
+
+// The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
+// into it (dimensions aligned from the right; broadcast dimensions are not split).
+NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to) {
+  FixedVector<AxisList, max_rank> dims;
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    std::ptrdiff_t d = static_cast<std::ptrdiff_t>(j) + static_cast<std::ptrdiff_t>(from.size()) -
+                       static_cast<std::ptrdiff_t>(to.size());
+    if (d < 0 || from[static_cast<std::size_t>(d)] != to[j]) dims.push_back({});
+    else dims.push_back(s.layout().dim_axes(static_cast<std::size_t>(d)));
+  }
+  return make_sharding(s.mesh(), dims);
+}
+
+struct Planner {
+  Graph const& g;
+  CostModel const& model;
+  std::vector<std::optional<NamedSharding>> natural;
+  std::vector<NodePlan> plans;
+
+  // What a reduce node's per-device results look like: the input's tiling on the kept dimensions
+  // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
+  std::pair<NamedSharding, AxisList> partial_of(int i, NamedSharding const& input) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    FixedVector<AxisList, max_rank> dims;
+    AxisList partial;
+    Shape const& in_shape = g[static_cast<std::size_t>(n.children[0])].shape;
+    for (std::size_t d = 0; d < in_shape.size(); ++d) {
+      bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
+      if (reduced) {
+        for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
+        if (n.keepdims) dims.push_back({});
+      } else {
+        dims.push_back(input.layout().dim_axes(d));
+      }
+    }
+    return {make_sharding(input.mesh(), dims), partial};
+  }
+
+  double reshard_cost(int child, NamedSharding const& target) const {
+    auto const& have = natural[static_cast<std::size_t>(child)];
+    if (!have) return 0;  // scalars
+    GraphNode const& c = g[static_cast<std::size_t>(child)];
+    return model.transfer_us(static_cast<double>(reshard_bytes(c.shape, c.dtype_bytes, *have, target)));
+  }
+
+  // The operand tiling an elementwise node adopts: the candidate (each operand's tiling seen from
+  // the result) with the least total cost to bring every operand to it. Ties go to the earlier
+  // operand, so the choice is deterministic. Operands on a single device (uncommitted) only
+  // propose when nothing else does.
+  NamedSharding choose_elementwise(int i) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    std::optional<NamedSharding> best;
+    double best_cost = 0;
+    bool any_multi = false;
+    for (int c : n.children)
+      if (natural[static_cast<std::size_t>(c)] && natural[static_cast<std::size_t>(c)]->mesh().num_devices() > 1)
+        any_multi = true;
+    for (int c : n.children) {
+      auto const& s = natural[static_cast<std::size_t>(c)];
+      if (!s || (any_multi && s->mesh().num_devices() == 1)) continue;
+      NamedSharding candidate = project(*s, g[static_cast<std::size_t>(c)].shape, n.shape);
+      double cost = 0;
+      for (int o : n.children)
+        cost += reshard_cost(o, project(candidate, n.shape, g[static_cast<std::size_t>(o)].shape));
+      if (!best || cost < best_cost) {
+        best = candidate;
+        best_cost = cost;
+      }
+    }
+    return *best;
+  }
+
+  void forward() {
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      GraphNode const& n = g[i];
+      switch (n.kind) {
+        case NodeKind::tensor:
+        case NodeKind::constraint: natural[i] = n.sharding; break;
+        case NodeKind::scalar: break;
+        case NodeKind::elementwise: natural[i] = choose_elementwise(static_cast<int>(i)); break;
+        case NodeKind::reduce:
+          natural[i] = partial_of(static_cast<int>(i), *natural[static_cast<std::size_t>(n.children[0])]).first;
+          break;
+      }
+    }
+  }
+
+  // A reduce over the last axis, with keepdims, whose input has the consumer's shape and whose
+  // reduced axis the consumer does not split, runs inside the consumer's kernel, one row at a time.
+  bool row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const {
+    GraphNode const& n = g[static_cast<std::size_t>(r)];
+    if (n.kind != NodeKind::reduce || !n.keepdims || consumer_shape.empty()) return false;
+    Shape const& in = g[static_cast<std::size_t>(n.children[0])].shape;
+    return n.axes.size() == 1 && n.axes[0] == in.size() - 1 && in == consumer_shape &&
+           consumer.layout().dim_axes(in.size() - 1).empty();
+  }
+
+  // Can a reduce-scatter produce `want` from partial results tiled as `partial` with `axes` left
+  // to reduce? Yes when `want` extends the partial tiling with exactly those axes.
+  static bool scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
+                              std::size_t rank) {
+    if (!(partial.mesh() == want.mesh())) return false;
+    AxisList added;
+    for (std::size_t d = 0; d < rank; ++d) {
+      auto have = partial.layout().dim_axes(d);
+      auto need = want.layout().dim_axes(d);
+      if (need.size() < have.size() || !std::equal(have.begin(), have.end(), need.begin())) return false;
+      for (std::size_t k = have.size(); k < need.size(); ++k) added.push_back(need[k]);
+    }
+    if (added.size() != axes.size()) return false;
+    return std::all_of(added.begin(), added.end(),
+                       [&](auto a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
+  }
+
+  void assign(int i, std::optional<NamedSharding> const& req) {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    NodePlan& p = plans[static_cast<std::size_t>(i)];
+    switch (n.kind) {
+      case NodeKind::scalar: return;
+      case NodeKind::tensor:
+        p.out = req ? *req : *n.sharding;
+        p.reshard = !(*p.out == *n.sharding);
+        return;
+      case NodeKind::constraint:
+        assign(n.children[0], n.sharding);
+        p.out = req ? *req : *n.sharding;
+        p.reshard = !(*p.out == *n.sharding);
+        return;
+      case NodeKind::elementwise: {
+        p.out = req ? *req : *natural[static_cast<std::size_t>(i)];
+        for (int c : n.children) {
+          GraphNode const& child = g[static_cast<std::size_t>(c)];
+          if (row_fusable(c, *p.out, n.shape)) {
+            NodePlan& cp = plans[static_cast<std::size_t>(c)];
+            cp.row_fused = true;
+            cp.out = project(*p.out, n.shape, child.shape);
+            assign(child.children[0], p.out);
+          } else {
+            assign(c, project(*p.out, n.shape, child.shape));
+          }
+        }
+        return;
+      }
+      case NodeKind::reduce: {
+        int c = n.children[0];
+        assign(c, natural[static_cast<std::size_t>(c)]);
+        auto [partial, axes] = partial_of(i, *plans[static_cast<std::size_t>(c)].out);
+        p.partial = partial;
+        p.collective_axes = axes;
+        if (axes.empty()) {
+          p.after_collective = partial;
+        } else if (req && scatter_reaches(partial, axes, *req, n.shape.size())) {
+          p.collective = Collective::reduce_scatter;
+          p.after_collective = *req;
+        } else {
+          p.collective = Collective::all_reduce;
+          p.after_collective = partial;
+        }
+        p.out = req ? *req : *p.after_collective;
+        p.reshard = !(*p.out == *p.after_collective);
+        return;
+      }
+    }
+  }
+};
+
+std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
+  std::string s = "(";
+  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}'{}'", k ? ", " : "", mesh.axes().name(axes[k]).view());
+  return s + ")";
+}
+
+std::string type_text(GraphNode const& n) {
+  std::string s = std::format("{}[", n.dtype);
+  for (std::size_t d = 0; d < n.shape.size(); ++d) s += std::format("{}{}", d ? "," : "", n.shape[d]);
+  return s + "]";
+}
+
+// Emits steps in the order the executor runs them (see runtime/evaluate.hpp, which mirrors this
+// walk over the expression type).
+struct StepWriter {
+  Graph const& g;
+  std::vector<NodePlan> const& plans;
+  CostModel const& model;
+  std::vector<Step>& steps;
+
+  void reshard_step(int i, NamedSharding const& from, NamedSharding const& to, char const* why) {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    double bytes = static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, from, to));
+    double us = bytes > 0 ? model.transfer_us(bytes) : 0;
+    steps.push_back({StepKind::reshard, i, to.mesh().num_devices(), bytes, us,
+                     std::format("reshard   {} {} {} -> {}: {:.0f} bytes cross devices, est {:.1f} us ({})", why,
+                                 type_text(n), to_string(from.spec()), to_string(to.spec()), bytes, us, n.op)});
+  }
+
+  // Collects the ops a kernel rooted at i fuses, materializing boundaries first.
+  void region(int i, std::string& ops, int& count) {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    NodePlan const& p = plans[static_cast<std::size_t>(i)];
+    switch (n.kind) {
+      case NodeKind::scalar: return;
+      case NodeKind::tensor:
+        if (p.reshard) reshard_step(i, *n.sharding, *p.out, "operand");
+        return;
+      case NodeKind::elementwise:
+        for (int c : n.children) region(c, ops, count);
+        ops += std::format("{}{}", ops.empty() ? "" : ", ", n.op);
+        ++count;
+        return;
+      case NodeKind::reduce:
+        if (p.row_fused) {
+          region(n.children[0], ops, count);
+          ops += std::format("{}{}(row)", ops.empty() ? "" : ", ", n.op);
+          ++count;
+          return;
+        }
+        [[fallthrough]];
+      case NodeKind::constraint: materialize(i); return;
+    }
+  }
+
+  void kernel_step(int i, std::string const& ops, int count, std::string const& what) {
+    NodePlan const& p = plans[static_cast<std::size_t>(i)];
+    auto const& s = p.partial ? *p.partial : *p.out;
+    steps.push_back({StepKind::kernel, i, s.mesh().num_devices(), 0, 0,
+                     std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what,
+                                 type_text(g[static_cast<std::size_t>(i)]), to_string(s.spec()), s.mesh().num_devices(),
+                                 count, count == 1 ? "" : "s", ops)});
+  }
+
+  void materialize(int i) {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    NodePlan const& p = plans[static_cast<std::size_t>(i)];
+    std::string ops;
+    int count = 0;
+    switch (n.kind) {
+      case NodeKind::scalar: return;
+      case NodeKind::tensor: region(i, ops, count); return;
+      case NodeKind::elementwise:
+        region(i, ops, count);
+        kernel_step(i, ops, count, "elementwise");
+        return;
+      case NodeKind::constraint:
+        materialize(n.children[0]);
+        if (p.reshard) reshard_step(i, *n.sharding, *p.out, "constraint");
+        return;
+      case NodeKind::reduce: {
+        region(n.children[0], ops, count);
+        ops += std::format("{}{}", ops.empty() ? "" : ", ", n.op);
+        kernel_step(i, ops, count + 1, std::format("reduce {} over axes {}", n.op, axes_list(n)));
+        double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+        int group = 1;
+        for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
+        Mesh const& mesh = p.partial->mesh();
+        if (p.collective == Collective::all_reduce) {
+          double us = model.all_reduce_us(bytes, group);
+          steps.push_back({StepKind::all_reduce, i, mesh.num_devices(), bytes, us,
+                           std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est "
+                                       "{:.1f} us (from {} over axes {})",
+                                       n.op, axes_text(mesh, p.collective_axes), group, bytes, us, n.op, axes_list(n))});
+        } else if (p.collective == Collective::reduce_scatter) {
+          double us = model.reduce_scatter_us(bytes, group);
+          steps.push_back({StepKind::reduce_scatter, i, mesh.num_devices(), bytes, us,
+                           std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per "
+                                       "device, est {:.1f} us (from {} over axes {})",
+                                       n.op, axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes,
+                                       us, n.op, axes_list(n))});
+        }
+        if (p.reshard) reshard_step(i, *p.after_collective, *p.out, "result");
+        return;
+      }
+    }
+  }
+
+  static std::string axes_list(GraphNode const& n) {
+    std::string s = "(";
+    for (std::size_t k = 0; k < n.axes.size(); ++k) s += std::format("{}{}", k ? ", " : "", n.axes[k]);
+    return s + ")";
+  }
+};
+
+}  // namespace
+
+Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+  Plan plan{std::move(graph), {}, {}};
+  Graph const& g = plan.graph;
+  int root = static_cast<int>(g.size()) - 1;
+  if (requested) requested->check_shape(g.back().shape);
+  Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size())};
+  planner.forward();
+  planner.assign(root, requested);
+  plan.nodes = std::move(planner.plans);
+  StepWriter{g, plan.nodes, model, plan.steps}.materialize(root);
+  return plan;
+}
+
+std::string to_string(Plan const& plan) {
+  std::string s;
+  for (auto const& step : plan.steps) s += step.text + "\n";
+  if (plan.steps.empty()) s += "(nothing to run: the result is an input)\n";
+  return s;
+}
+
+}  // namespace tessel::plan

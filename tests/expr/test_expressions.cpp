@@ -1,0 +1,206 @@
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+
+#include "support/data.hpp"
+#include "support/meshes.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace tessel;
+
+namespace {
+
+template <class T>
+void require_close(std::vector<T> const& got, std::vector<T> const& want, double tol) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      REQUIRE(std::isnan(got[i]));
+      continue;
+    }
+    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+    REQUIRE(std::abs(got[i] - want[i]) <= tol * (1.0 + std::abs(want[i])));
+  }
+}
+
+Tensor<float> put(Shape const& shape, NamedSharding const& s, int seed) {
+  return random::normal(random::fold_in(PRNGKey(1), static_cast<std::uint32_t>(seed)), shape, s);
+}
+
+}  // namespace
+
+TEST_CASE("building an expression runs nothing; evaluating it runs one fused kernel", "[expr][fusion]") {
+  auto mesh = make_mesh({8}, {"x"});
+  NamedSharding s(mesh, P("x"));
+  auto a = put({1024}, s, 0), x = put({1024}, s, 1), b = put({1024}, s, 2);
+  auto before = execution_counts();
+  auto y = tanh(a * x + b) * 0.5f - x / 3.0f;  // 6 ops, 3 inputs
+  CHECK(execution_counts().kernels == before.kernels);
+  auto const& plan = plan_of(y);
+  CHECK(plan.count(plan::StepKind::kernel) == 1);
+  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK(plan.count(plan::StepKind::reshard) == 0);
+  Tensor<float> out = y;
+  CHECK(execution_counts().kernels == before.kernels + 1);
+  CHECK(execution_counts().all_reduces == before.all_reduces);
+  CHECK(out.sharding() == s);
+  CHECK_THAT(explain(y), ContainsSubstring("fused 6 ops [mul, add, tanh, mul, div, sub]"));
+  // Against the same expression on one device, bitwise: the same ops in the same order.
+  auto whole = [&](Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); };
+  Tensor<float> ref = tanh(whole(a) * whole(x) + whole(b)) * 0.5f - whole(x) / 3.0f;
+  CHECK(test::bitwise_equal(out.to_host(), ref.to_host()));
+}
+
+TEST_CASE("sum over a sharded axis is one kernel and one all-reduce", "[expr][reduce]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = put({64, 32}, NamedSharding(mesh, P("dp", "mp")), 3);
+  auto rows = sum(x, 1);
+  auto const& plan = plan_of(rows);
+  CHECK(plan.count(plan::StepKind::kernel) == 1);
+  CHECK(plan.count(plan::StepKind::all_reduce) == 1);
+  CHECK_THAT(explain(rows), ContainsSubstring("all-reduce sum over mesh axes ('mp') (groups of 2)"));
+  auto before = execution_counts();
+  Tensor<float> r = rows;
+  CHECK(execution_counts().kernels == before.kernels + 1);
+  CHECK(execution_counts().all_reduces == before.all_reduces + 1);
+  CHECK(r.sharding() == NamedSharding(mesh, P("dp")));
+  Tensor<float> ref = sum(device_put(x.to_host(), x.shape()), 1);
+  require_close(r.to_host(), ref.to_host(), 1e-5);
+}
+
+TEST_CASE("a requested sharded output turns the all-reduce into a reduce-scatter", "[expr][reduce]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = put({64, 32}, NamedSharding(mesh, P("dp", "mp")), 4);
+  NamedSharding want(mesh, P({"dp", "mp"}));
+  auto const& plan = plan_of(sum(x, 1), want);
+  CHECK(plan.count(plan::StepKind::reduce_scatter) == 1);
+  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  auto r = eval(sum(x, 1), want);
+  CHECK(r.sharding() == want);
+  Tensor<float> ref = sum(device_put(x.to_host(), x.shape()), 1);
+  require_close(r.to_host(), ref.to_host(), 1e-5);
+}
+
+TEST_CASE("a reduction over an unsharded axis needs no communication", "[expr][reduce]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto x = put({64, 32}, NamedSharding(mesh, P("x")), 5);
+  auto const& plan = plan_of(max(exp(x) * 2.0f, 1));
+  CHECK(plan.count(plan::StepKind::kernel) == 1);
+  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK_THAT(explain(max(exp(x) * 2.0f, 1)), ContainsSubstring("fused 3 ops [exp, mul, max]"));
+}
+
+TEST_CASE("softmax over rows is one kernel per device, rows fused", "[expr][softmax]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto x = put({64, 48}, NamedSharding(mesh, P("x", None)), 6);
+  auto sm = softmax(x);
+  auto const& plan = plan_of(sm);
+  CHECK(plan.count(plan::StepKind::kernel) == 1);
+  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  Tensor<float> y = sm;
+  auto host = y.to_host();
+  for (int r = 0; r < 64; ++r) {
+    double total = 0;
+    for (int c = 0; c < 48; ++c) total += host[static_cast<std::size_t>(r * 48 + c)];
+    REQUIRE(std::abs(total - 1.0) < 1e-5);
+  }
+  Tensor<float> ref = softmax(device_put(x.to_host(), x.shape()));
+  require_close(host, ref.to_host(), 1e-6);
+}
+
+TEST_CASE("softmax along a sharded axis reduces across devices", "[expr][softmax]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  auto x = put({16, 32}, NamedSharding(mesh, P("a", "b")), 7);
+  auto whole = device_put(x.to_host(), x.shape());
+  require_close(eval(softmax(x)).to_host(), eval(softmax(whole)).to_host(), 1e-5);
+  require_close(eval(log_softmax(x, 0)).to_host(), eval(log_softmax(whole, 0)).to_host(), 1e-5);
+  require_close(eval(logsumexp(x, 1)).to_host(), eval(logsumexp(whole, 1)).to_host(), 1e-5);
+  // max over 'b' appears twice in softmax's expression (numerator and denominator) and is not yet
+  // shared between them, then the sum: three all-reduces.
+  CHECK(plan_of(softmax(x)).count(plan::StepKind::all_reduce) == 3);
+}
+
+TEST_CASE("operands with different shardings: the cheaper one is resharded", "[expr][propagation]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto big = put({256, 64}, NamedSharding(mesh, P("x")), 8);
+  auto small = put({256, 64}, NamedSharding(mesh, P()), 9);  // replicated: its row slice is local
+  auto const& plan = plan_of(big + small);
+  REQUIRE(plan.count(plan::StepKind::reshard) == 1);
+  CHECK_THAT(explain(big + small), ContainsSubstring("reshard   operand float32[256,64] P() -> P('x'): 0 bytes"));
+  Tensor<float> y = big + small;
+  CHECK(y.sharding() == NamedSharding(mesh, P("x")));
+  auto h = y.to_host(), a = big.to_host(), b = small.to_host();
+  for (std::size_t i = 0; i < h.size(); ++i) REQUIRE(h[i] == a[i] + b[i]);
+}
+
+TEST_CASE("with_sharding_constraint and a requested output fix the sharding", "[expr][propagation]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = put({32, 16}, NamedSharding(mesh, P("dp")), 10);
+  NamedSharding cols(mesh, P(None, "mp"));
+  Tensor<float> y = with_sharding_constraint(relu(x) * 2, cols);
+  CHECK(y.sharding() == cols);
+  auto z = eval(relu(x) * 2, cols);
+  CHECK(z.sharding() == cols);
+  CHECK(test::bitwise_equal(y.to_host(), z.to_host()));
+  Tensor<float> ref = relu(device_put(x.to_host(), x.shape())) * 2;
+  CHECK(test::bitwise_equal(y.to_host(), ref.to_host()));
+}
+
+TEST_CASE("weak scalars keep the tensor's dtype; promotion follows JAX", "[expr][dtype]") {
+  auto mesh = make_mesh({8}, {"x"});
+  NamedSharding s(mesh, P("x"));
+  auto f = put({16}, s, 11);
+  auto i = device_put(test::iota_data<std::int32_t>(Shape{16}), Shape{16}, s);
+  auto d = device_put(test::iota_data<double>(Shape{16}), Shape{16}, s);
+  static_assert(std::same_as<expr_value_t<decltype(f * 2.0)>, float>);
+  static_assert(std::same_as<expr_value_t<decltype(i + 1)>, std::int32_t>);
+  static_assert(std::same_as<expr_value_t<decltype(i * 2.5)>, float>);
+  static_assert(std::same_as<expr_value_t<decltype(f + d)>, double>);
+  static_assert(std::same_as<expr_value_t<decltype(f + i)>, float>);
+  static_assert(std::same_as<expr_value_t<decltype(sqrt(i))>, float>);
+  static_assert(std::same_as<expr_value_t<decltype(f > 0)>, bool>);
+  Tensor<float> half = i * 0.5;
+  auto h = half.to_host();
+  for (std::size_t k = 0; k < h.size(); ++k) REQUIRE(h[k] == static_cast<float>(k) * 3.0f * 0.5f);
+  Tensor<double> sumd = f + d;
+  Tensor<std::int32_t> clipped = where(i > 20, i, 0) + astype<std::int32_t>(f * 0);
+  auto c = clipped.to_host();
+  for (std::size_t k = 0; k < c.size(); ++k) REQUIRE(c[k] == (3 * static_cast<int>(k) > 20 ? 3 * static_cast<int>(k) : 0));
+  CHECK(sumd.to_host()[1] == static_cast<double>(f.to_host()[1]) + 3.0);
+}
+
+TEST_CASE("means, products, minima and full reductions match one device", "[expr][reduce]") {
+  for (auto const& mesh : test::all_meshes()) {
+    for (auto const& spec : test::all_specs(mesh.axes(), 3)) {
+      NamedSharding s(mesh, spec);
+      auto x = put({24, 24, 48}, s, 12);
+      auto whole = device_put(x.to_host(), x.shape());
+      INFO(to_string(mesh) << " " << to_string(spec));
+      require_close(eval(mean(x, {0, 2})).to_host(), eval(mean(whole, {0, 2})).to_host(), 1e-5);
+      require_close(eval(min(x, 1, true)).to_host(), eval(min(whole, 1, true)).to_host(), 0);
+      require_close(eval(sum(x)).to_host(), eval(sum(whole)).to_host(), 1e-4);
+      require_close(eval(prod(tanh(x) * 0.1f + 1.0f, {1})).to_host(), eval(prod(tanh(whole) * 0.1f + 1.0f, {1})).to_host(), 1e-5);
+    }
+  }
+}
+
+TEST_CASE("bad expressions fail while being built, naming shapes, axes and meshes", "[expr][error]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto a = put({128, 4}, NamedSharding(mesh, P("x")), 13);
+  auto b = put({3}, NamedSharding(mesh, P()), 14);
+  CHECK_THROWS_WITH(a + b, ContainsSubstring("add: shapes (128, 4) and (3,) do not broadcast: dimension 1 of the "
+                                             "result would need sizes 4 and 3 to match"));
+  CHECK_THROWS_WITH(sum(a, 2), ContainsSubstring("sum: axis 2 is out of range for shape (128, 4) of rank 2"));
+  CHECK_THROWS_WITH(mean(a, {1, -1}), ContainsSubstring("mean: axis -1 is given twice for shape (128, 4)"));
+  auto low = make_mesh({4}, {"x"}, {0, 1, 2, 3});
+  auto high = make_mesh({4}, {"x"}, {4, 5, 6, 7});
+  auto c = put({8}, NamedSharding(low, P("x")), 15);
+  auto d = put({8}, NamedSharding(high, P("x")), 16);
+  CHECK_THROWS_WITH(c * d, ContainsSubstring("mul: operands live on different meshes, Mesh('x': 4; devices [0 1 2 3]) "
+                                             "and Mesh('x': 4; devices [4 5 6 7])"));
+  CHECK_THROWS_WITH(with_sharding_constraint(c, NamedSharding(high, P())),
+                    ContainsSubstring("with_sharding_constraint: operands live on different meshes"));
+  CHECK_THROWS_WITH(eval(a * 2, NamedSharding(mesh, P(None, "x"))),
+                    ContainsSubstring("dimension 1 of shape (128, 4) has size 4, which is not divisible"));
+}

@@ -1,0 +1,56 @@
+// Building an expression and finding its cached plan must not touch the heap: a jitted step in a
+// training loop pays only for its kernels. Counted with a replaced global operator new (this
+// test has a binary of its own for that reason).
+#include <catch2/catch_test_macros.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "tessel/tessel.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  ++allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  ++allocations;
+  std::size_t al = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace tessel;
+
+TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[expr][allocation]") {
+  auto mesh = make_mesh({8}, {"x"});
+  NamedSharding s(mesh, P("x", None));
+  auto x = random::normal(PRNGKey(0), {64, 32}, s);
+  auto a = random::normal(PRNGKey(1), {64, 32}, s);
+  (void)plan_of(tanh(a * x + 1.0f) * 2.0f - x / 3.0f);  // first look-up plans (allocates)
+  (void)plan_of(softmax(x));
+
+  long before = allocations.load();
+  auto chain = tanh(a * x + 1.0f) * 2.0f - x / 3.0f;
+  auto sm = softmax(x);
+  auto const& p1 = plan_of(chain);
+  auto const& p2 = plan_of(sm);
+  long after = allocations.load();
+  CHECK(after - before == 0);
+  CHECK(p1.count(plan::StepKind::kernel) == 1);
+  CHECK(p2.count(plan::StepKind::kernel) == 1);
+
+  // The counter does see allocations (the test can fail): a plan miss allocates.
+  long miss_before = allocations.load();
+  (void)plan_of(exp(x) + a);
+  CHECK(allocations.load() > miss_before);
+}
