@@ -1,0 +1,85 @@
+// Fused elementwise work against memory bandwidth, all in one run:
+//  - the chain y = tanh(a * x + b) * 0.5 - x / 3 (6 ops, 3 inputs) on 2^25 float32 per input over
+//    8 devices, as a fraction of a STREAM triad's bandwidth (bytes: 3 reads + 1 write), and
+//    against the same chain evaluated op by op (one kernel and one temporary per op);
+//  - softmax over the last axis of (8192, 4096) float32 sharded over rows, counting one read and
+//    one write of the tensor.
+#include <benchmark/benchmark.h>
+
+#include "interleaved.hpp"
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+
+// STREAM triad a = b + s * c on three arrays of n floats; returns a callable.
+struct Triad {
+  Kokkos::View<float*, MemSpace> a, b, c;
+  explicit Triad(std::int64_t n)
+      : a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "a"), n),
+        b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "b"), n),
+        c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "c"), n) {
+    Kokkos::deep_copy(a, 0.0f);
+    Kokkos::deep_copy(b, 1.0f);
+    Kokkos::deep_copy(c, 2.0f);
+  }
+  void operator()() const {
+    auto a_ = a, b_ = b, c_ = c;
+    Kokkos::parallel_for("triad", Kokkos::RangePolicy<ExecSpace>(0, a.extent(0)),
+                         KOKKOS_LAMBDA(std::int64_t i) { a_(i) = b_(i) + 3.0f * c_(i); });
+  }
+  [[nodiscard]] double bytes() const { return 3.0 * static_cast<double>(a.extent(0)) * sizeof(float); }
+};
+
+void BM_fused_chain(benchmark::State& state) {
+  constexpr std::int64_t n = std::int64_t{1} << 25;
+  NamedSharding s(make_mesh({8}, {"x"}), P("x"));
+  auto a = random::normal(PRNGKey(0), {n}, s);
+  auto x = random::normal(PRNGKey(1), {n}, s);
+  auto b = random::normal(PRNGKey(2), {n}, s);
+  Triad triad(n);
+  auto fused = [&] { benchmark::DoNotOptimize(eval(tanh(a * x + b) * 0.5f - x / 3.0f)); };
+  auto op_by_op = [&] {
+    Tensor<float> t1 = a * x;
+    Tensor<float> t2 = t1 + b;
+    Tensor<float> t3 = tanh(t2);
+    Tensor<float> t4 = t3 * 0.5f;
+    Tensor<float> t5 = x / 3.0f;
+    Tensor<float> y = t4 - t5;
+    benchmark::DoNotOptimize(y);
+  };
+  auto [fused_s, triad_s, op_s] = bench::time_interleaved(state, fused, triad, op_by_op);
+  double bytes = 4.0 * n * sizeof(float);
+  state.counters["GB_per_s"] = bytes / fused_s / 1e9;
+  state.counters["triad_GB_per_s"] = triad.bytes() / triad_s / 1e9;
+  state.counters["fraction_of_triad"] = (bytes / fused_s) / (triad.bytes() / triad_s);
+  state.counters["fused_speedup"] = op_s / fused_s;
+}
+
+void BM_softmax_rows(benchmark::State& state) {
+  constexpr std::int64_t rows = 8192, cols = 4096;
+  NamedSharding s(make_mesh({8}, {"x"}), P("x", None));
+  auto x = random::normal(PRNGKey(3), {rows, cols}, s);
+  Triad triad(rows * cols);
+  auto softmax_call = [&] { benchmark::DoNotOptimize(eval(softmax(x))); };
+  auto [softmax_s, triad_s] = bench::time_interleaved(state, softmax_call, triad);
+  double bytes = 2.0 * rows * cols * sizeof(float);
+  state.counters["GB_per_s"] = bytes / softmax_s / 1e9;
+  state.counters["triad_GB_per_s"] = triad.bytes() / triad_s / 1e9;
+  state.counters["fraction_of_triad"] = (bytes / softmax_s) / (triad.bytes() / triad_s);
+}
+
+}  // namespace
+
+BENCHMARK(BM_fused_chain)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_softmax_rows)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+int main(int argc, char** argv) {
+  tessel::ScopeGuard guard(argc, argv);
+  tessel::set_device_count(8);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
