@@ -72,3 +72,44 @@ Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_rank> cons
 }
 
 }  // namespace tessel::detail
+
+#include "tessel/expr/dot.hpp"
+
+namespace tessel::detail {
+
+Shape dot_shape(Shape const& lhs, Shape const& rhs, DotDims const& dims) {
+  auto check_dims = [&](char const* side, Shape const& shape, auto const& list, char const* what) {
+    for (auto d : list)
+      if (d >= shape.size())
+        throw Error(std::format("dot_general: {} {} dimension {} is out of range for shape {}", side, what, d,
+                                to_string(shape)));
+  };
+  check_dims("lhs", lhs, dims.lhs_contract, "contracting");
+  check_dims("rhs", rhs, dims.rhs_contract, "contracting");
+  check_dims("lhs", lhs, dims.lhs_batch, "batch");
+  check_dims("rhs", rhs, dims.rhs_batch, "batch");
+  if (dims.lhs_contract.size() != dims.rhs_contract.size() || dims.lhs_batch.size() != dims.rhs_batch.size())
+    throw Error("dot_general: lhs and rhs must name the same number of contracting and of batch dimensions");
+  for (std::size_t i = 0; i < dims.lhs_contract.size(); ++i)
+    if (lhs[dims.lhs_contract[i]] != rhs[dims.rhs_contract[i]])
+      throw Error(std::format("dot_general: contracting dimension {} of lhs {} has size {} but contracting dimension "
+                              "{} of rhs {} has size {}",
+                              dims.lhs_contract[i], to_string(lhs), lhs[dims.lhs_contract[i]], dims.rhs_contract[i],
+                              to_string(rhs), rhs[dims.rhs_contract[i]]));
+  for (std::size_t i = 0; i < dims.lhs_batch.size(); ++i)
+    if (lhs[dims.lhs_batch[i]] != rhs[dims.rhs_batch[i]])
+      throw Error(std::format("dot_general: batch dimension {} of lhs {} has size {} but batch dimension {} of rhs {} "
+                              "has size {}",
+                              dims.lhs_batch[i], to_string(lhs), lhs[dims.lhs_batch[i]], dims.rhs_batch[i],
+                              to_string(rhs), rhs[dims.rhs_batch[i]]));
+  auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+  Shape out;
+  for (auto d : dims.lhs_batch) out.push_back(lhs[d]);
+  for (std::size_t d = 0; d < lhs.size(); ++d)
+    if (!in(dims.lhs_batch, d) && !in(dims.lhs_contract, d)) out.push_back(lhs[d]);
+  for (std::size_t d = 0; d < rhs.size(); ++d)
+    if (!in(dims.rhs_batch, d) && !in(dims.rhs_contract, d)) out.push_back(rhs[d]);
+  return out;
+}
+
+}  // namespace tessel::detail

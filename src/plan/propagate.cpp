@@ -67,7 +67,8 @@ struct Planner {
     auto const& have = natural[static_cast<std::size_t>(child)];
     if (!have) return 0;  // scalars
     GraphNode const& c = g[static_cast<std::size_t>(child)];
-    return model.transfer_us(static_cast<double>(reshard_bytes(c.shape, c.dtype_bytes, *have, target)));
+    auto bytes = reshard_bytes(c.shape, c.dtype_bytes, *have, target);
+    return bytes == 0 ? 0 : model.transfer_us(static_cast<double>(bytes));  // local slices are free
   }
 
   // The operand tiling an elementwise node adopts: the candidate (each operand's tiling seen from
@@ -108,6 +109,7 @@ struct Planner {
         case NodeKind::reduce:
           natural[i] = partial_of(static_cast<int>(i), *natural[static_cast<std::size_t>(n.children[0])]).first;
           break;
+        case NodeKind::dot: natural[i] = choose_dot(static_cast<int>(i), std::nullopt).after; break;
       }
     }
   }
@@ -137,6 +139,137 @@ struct Planner {
     if (added.size() != axes.size()) return false;
     return std::all_of(added.begin(), added.end(),
                        [&](auto a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
+  }
+
+  // How partial results (tiled as `partial`, still to be summed over `axes`) become the node's
+  // value: nothing, an all-reduce, or a reduce-scatter when that lands right on the request.
+  static void complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
+                               std::optional<NamedSharding> const& req, std::size_t rank) {
+    p.partial = partial;
+    p.collective_axes = axes;
+    if (axes.empty()) {
+      p.after_collective = partial;
+    } else if (req && scatter_reaches(partial, axes, *req, rank)) {
+      p.collective = Collective::reduce_scatter;
+      p.after_collective = *req;
+    } else {
+      p.collective = Collective::all_reduce;
+      p.after_collective = partial;
+    }
+    p.out = req ? *req : *p.after_collective;
+    p.reshard = !(*p.out == *p.after_collective);
+  }
+
+  // dot_general, GSPMD's factor rules: every dimension is a batch, lhs-free, rhs-free or
+  // contracting factor, and each factor takes mesh axes from one operand. Sharded contracting
+  // factors leave partial sums (an all-reduce, or a reduce-scatter). Candidates: factors as the
+  // lhs has them, as the rhs has them, with nothing on the contracting factors, and (when the
+  // result's sharding is requested) the request's axes on the free factors. The cost model
+  // (reshards of the operands, the collective, the reshard of the result) picks one; ties go to
+  // the earlier candidate.
+  struct DotChoice {
+    NamedSharding lhs, rhs, partial, after;
+    AxisList contract_axes;
+    double cost;
+  };
+
+  DotChoice choose_dot(int i, std::optional<NamedSharding> const& req) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    GraphNode const& L = g[static_cast<std::size_t>(n.children[0])];
+    GraphNode const& R = g[static_cast<std::size_t>(n.children[1])];
+    auto const& sl = *natural[static_cast<std::size_t>(n.children[0])];
+    auto const& sr = *natural[static_cast<std::size_t>(n.children[1])];
+    Mesh const& mesh = sl.mesh().num_devices() >= sr.mesh().num_devices() ? sl.mesh() : sr.mesh();
+    auto axes_of = [&](NamedSharding const& s, std::size_t d) { return s.mesh() == mesh ? s.layout().dim_axes(d) : AxisList{}; };
+    DotDims const& dd = n.dot;
+    auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+    FixedVector<std::uint8_t, max_rank> lfree, rfree;
+    for (std::size_t d = 0; d < L.shape.size(); ++d)
+      if (!in(dd.lhs_batch, d) && !in(dd.lhs_contract, d)) lfree.push_back(static_cast<std::uint8_t>(d));
+    for (std::size_t d = 0; d < R.shape.size(); ++d)
+      if (!in(dd.rhs_batch, d) && !in(dd.rhs_contract, d)) rfree.push_back(static_cast<std::uint8_t>(d));
+
+    struct Factors {
+      FixedVector<AxisList, max_rank> batch, contract, m, n;
+    };
+    auto from = [&](NamedSharding const& s, auto const& dims) {
+      FixedVector<AxisList, max_rank> out;
+      for (auto d : dims) out.push_back(axes_of(s, d));
+      return out;
+    };
+    Factors lhs_view{from(sl, dd.lhs_batch), from(sl, dd.lhs_contract), from(sl, lfree), from(sr, rfree)};
+    Factors rhs_view{from(sr, dd.rhs_batch), from(sr, dd.rhs_contract), from(sl, lfree), from(sr, rfree)};
+    Factors no_contract = lhs_view;
+    for (auto& k : no_contract.contract) k.clear();
+    std::vector<std::pair<Factors, bool>> candidates{{lhs_view, false}, {rhs_view, true}, {no_contract, false}};
+    if (req && req->mesh() == mesh) {
+      Factors r;
+      std::size_t d = 0;
+      for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) r.batch.push_back(req->layout().dim_axes(d++));
+      for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) r.contract.push_back({});
+      for (std::size_t k = 0; k < lfree.size(); ++k) r.m.push_back(req->layout().dim_axes(d++));
+      for (std::size_t k = 0; k < rfree.size(); ++k) r.n.push_back(req->layout().dim_axes(d++));
+      candidates.push_back({r, false});
+    }
+
+    std::optional<DotChoice> best;
+    for (auto& [f, rhs_first] : candidates) {
+      // A mesh axis may serve one factor only: later factors drop axes earlier ones took.
+      AxisList used;
+      auto keep = [&](AxisList& axes) {
+        AxisList kept;
+        for (auto a : axes)
+          if (std::find(used.begin(), used.end(), a) == used.end()) {
+            kept.push_back(a);
+            used.push_back(a);
+          }
+        axes = kept;
+      };
+      for (auto& a : f.batch) keep(a);
+      for (auto& a : f.contract) keep(a);
+      if (rhs_first) {
+        for (auto& a : f.n) keep(a);
+        for (auto& a : f.m) keep(a);
+      } else {
+        for (auto& a : f.m) keep(a);
+        for (auto& a : f.n) keep(a);
+      }
+      FixedVector<AxisList, max_rank> ldims(L.shape.size(), AxisList{}), rdims(R.shape.size(), AxisList{}), odims;
+      AxisList k_axes;
+      for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) {
+        ldims[dd.lhs_batch[b]] = f.batch[b];
+        rdims[dd.rhs_batch[b]] = f.batch[b];
+        odims.push_back(f.batch[b]);
+      }
+      for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) {
+        ldims[dd.lhs_contract[k]] = f.contract[k];
+        rdims[dd.rhs_contract[k]] = f.contract[k];
+        for (auto a : f.contract[k]) k_axes.push_back(a);
+      }
+      for (std::size_t k = 0; k < lfree.size(); ++k) {
+        ldims[lfree[k]] = f.m[k];
+        odims.push_back(f.m[k]);
+      }
+      for (std::size_t k = 0; k < rfree.size(); ++k) {
+        rdims[rfree[k]] = f.n[k];
+        odims.push_back(f.n[k]);
+      }
+      DotChoice c{make_sharding(mesh, ldims), make_sharding(mesh, rdims), make_sharding(mesh, odims),
+                  make_sharding(mesh, odims), k_axes, 0};
+      c.cost = reshard_cost(n.children[0], c.lhs) + reshard_cost(n.children[1], c.rhs);
+      double out_bytes = static_cast<double>(c.partial.shard_shape(n.shape).num_elements() * n.dtype_bytes);
+      int group = 1;
+      for (auto a : k_axes) group *= mesh.axes().size(a);
+      if (!k_axes.empty() && req && scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
+        c.cost += model.reduce_scatter_us(out_bytes, group);
+        c.after = *req;
+      } else {
+        c.cost += model.all_reduce_us(out_bytes, group);
+        if (req) c.cost += model.transfer_us(static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, c.after, *req)));
+      }
+      if (!best || c.cost < best->cost) best = c;
+    }
+    return *best;
   }
 
   void assign(int i, std::optional<NamedSharding> const& req) {
@@ -172,19 +305,14 @@ struct Planner {
         int c = n.children[0];
         assign(c, natural[static_cast<std::size_t>(c)]);
         auto [partial, axes] = partial_of(i, *plans[static_cast<std::size_t>(c)].out);
-        p.partial = partial;
-        p.collective_axes = axes;
-        if (axes.empty()) {
-          p.after_collective = partial;
-        } else if (req && scatter_reaches(partial, axes, *req, n.shape.size())) {
-          p.collective = Collective::reduce_scatter;
-          p.after_collective = *req;
-        } else {
-          p.collective = Collective::all_reduce;
-          p.after_collective = partial;
-        }
-        p.out = req ? *req : *p.after_collective;
-        p.reshard = !(*p.out == *p.after_collective);
+        complete_partial(p, partial, axes, req, n.shape.size());
+        return;
+      }
+      case NodeKind::dot: {
+        DotChoice d = choose_dot(i, req);
+        assign(n.children[0], d.lhs);
+        assign(n.children[1], d.rhs);
+        complete_partial(p, d.partial, d.contract_axes, req, n.shape.size());
         return;
       }
     }
@@ -216,8 +344,29 @@ struct StepWriter {
     double bytes = static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, from, to));
     double us = bytes > 0 ? model.transfer_us(bytes) : 0;
     steps.push_back({StepKind::reshard, i, to.mesh().num_devices(), bytes, us,
-                     std::format("reshard   {} {} {} -> {}: {:.0f} bytes cross devices, est {:.1f} us ({})", why,
-                                 type_text(n), to_string(from.spec()), to_string(to.spec()), bytes, us, n.op)});
+                     std::format("reshard   {} {} {} -> {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", why,
+                                 type_text(n), to_string(from.spec()), to_string(to.spec()), reshard_kind(n, from, to),
+                                 bytes, us, n.op)});
+  }
+
+  // What a reshard amounts to, in collective terms: axes dropped are gathered, axes added are
+  // local slices, axes moving between dimensions are an all-to-all.
+  static std::string reshard_kind(GraphNode const& n, NamedSharding const& from, NamedSharding const& to) {
+    if (!(from.mesh() == to.mesh())) return "move between meshes";
+    AxisList gathered, sliced;
+    bool moved = false;
+    for (std::size_t d = 0; d < n.shape.size(); ++d) {
+      auto a = from.layout().dim_axes(d), b = to.layout().dim_axes(d);
+      for (auto x : a)
+        if (std::find(b.begin(), b.end(), x) == b.end()) (to.layout().uses_axis(x) ? moved = true : (gathered.push_back(x), true));
+      for (auto x : b)
+        if (std::find(a.begin(), a.end(), x) == a.end() && !from.layout().uses_axis(x)) sliced.push_back(x);
+    }
+    std::string s;
+    if (moved) s = "all-to-all";
+    if (!gathered.empty()) s += std::format("{}all-gather over {}", s.empty() ? "" : " + ", axes_text(from.mesh(), gathered));
+    if (!sliced.empty()) s += std::format("{}local slice over {}", s.empty() ? "" : " + ", axes_text(to.mesh(), sliced));
+    return s.empty() ? "reorder" : s;
   }
 
   // Collects the ops a kernel rooted at i fuses, materializing boundaries first.
@@ -242,7 +391,8 @@ struct StepWriter {
           return;
         }
         [[fallthrough]];
-      case NodeKind::constraint: materialize(i); return;
+      case NodeKind::constraint:
+      case NodeKind::dot: materialize(i); return;
     }
   }
 
@@ -275,27 +425,53 @@ struct StepWriter {
         region(n.children[0], ops, count);
         ops += std::format("{}{}", ops.empty() ? "" : ", ", n.op);
         kernel_step(i, ops, count + 1, std::format("reduce {} over axes {}", n.op, axes_list(n)));
-        double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
-        int group = 1;
-        for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
-        Mesh const& mesh = p.partial->mesh();
-        if (p.collective == Collective::all_reduce) {
-          double us = model.all_reduce_us(bytes, group);
-          steps.push_back({StepKind::all_reduce, i, mesh.num_devices(), bytes, us,
-                           std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est "
-                                       "{:.1f} us (from {} over axes {})",
-                                       n.op, axes_text(mesh, p.collective_axes), group, bytes, us, n.op, axes_list(n))});
-        } else if (p.collective == Collective::reduce_scatter) {
-          double us = model.reduce_scatter_us(bytes, group);
-          steps.push_back({StepKind::reduce_scatter, i, mesh.num_devices(), bytes, us,
-                           std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per "
-                                       "device, est {:.1f} us (from {} over axes {})",
-                                       n.op, axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes,
-                                       us, n.op, axes_list(n))});
-        }
+        collective_steps(i, std::format("{} over axes {}", n.op, axes_list(n)));
         if (p.reshard) reshard_step(i, *p.after_collective, *p.out, "result");
         return;
       }
+      case NodeKind::dot: {
+        for (int c : n.children) {
+          if (g[static_cast<std::size_t>(c)].kind == NodeKind::tensor) region(c, ops, count);
+          else materialize(c);
+        }
+        auto const& s = *p.partial;
+        Shape local = s.shard_shape(n.shape);
+        std::string blocks;
+        for (std::size_t d = 0; d < local.size(); ++d) blocks += std::format("{}{}", d ? "x" : "", local[d]);
+        steps.push_back({StepKind::kernel, i, s.mesh().num_devices(), 0, 0,
+                         std::format("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, "
+                                     "local result {}",
+                                     type_text(n), to_string(s.spec()), s.mesh().num_devices(),
+                                     n.dtype_bytes == 4 ? "s" : "d", blocks)});
+        collective_steps(i, "dot_general contracting sharded dimensions");
+        if (p.reshard) reshard_step(i, *p.after_collective, *p.out, "result");
+        return;
+      }
+    }
+  }
+
+  void collective_steps(int i, std::string const& cause) {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    NodePlan const& p = plans[static_cast<std::size_t>(i)];
+    // The combining op: a dot's partial products and a mean's partial sums are summed.
+    std::string_view op = n.kind == NodeKind::reduce && std::string_view(n.op) != "mean" ? n.op : "sum";
+    double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+    int group = 1;
+    for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
+    Mesh const& mesh = p.partial->mesh();
+    if (p.collective == Collective::all_reduce) {
+      double us = model.all_reduce_us(bytes, group);
+      steps.push_back({StepKind::all_reduce, i, mesh.num_devices(), bytes, us,
+                       std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est "
+                                   "{:.1f} us (from {})",
+                                   op, axes_text(mesh, p.collective_axes), group, bytes, us, cause)});
+    } else if (p.collective == Collective::reduce_scatter) {
+      double us = model.reduce_scatter_us(bytes, group);
+      steps.push_back({StepKind::reduce_scatter, i, mesh.num_devices(), bytes, us,
+                       std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per "
+                                   "device, est {:.1f} us (from {})",
+                                   op, axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
+                                   cause)});
     }
   }
 

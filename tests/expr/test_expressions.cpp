@@ -127,7 +127,7 @@ TEST_CASE("operands with different shardings: the cheaper one is resharded", "[e
   auto small = put({256, 64}, NamedSharding(mesh, P()), 9);  // replicated: its row slice is local
   auto const& plan = plan_of(big + small);
   REQUIRE(plan.count(plan::StepKind::reshard) == 1);
-  CHECK_THAT(explain(big + small), ContainsSubstring("reshard   operand float32[256,64] P() -> P('x'): 0 bytes"));
+  CHECK_THAT(explain(big + small), ContainsSubstring("reshard   operand float32[256,64] P() -> P('x') (local slice over ('x')): 0 bytes"));
   Tensor<float> y = big + small;
   CHECK(y.sharding() == NamedSharding(mesh, P("x")));
   auto h = y.to_host(), a = big.to_host(), b = small.to_host();

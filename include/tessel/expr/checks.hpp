@@ -28,6 +28,9 @@ Mesh const* mesh_of(E const& e) {
     return found;
   } else if constexpr (E::kind == NodeKind::reduce) {
     return mesh_of(e.child);
+  } else if constexpr (E::kind == NodeKind::dot) {
+    Mesh const* m = mesh_of(e.lhs);
+    return m ? m : mesh_of(e.rhs);
   } else {
     return &e.sharding.mesh();
   }

@@ -71,6 +71,13 @@ void signature(E const& e, Sink& sink) {
     sink.word(e.keepdims);
     for (auto a : e.axes) sink.word(a);
     sink.word(0xffff);
+  } else if constexpr (E::kind == NodeKind::dot) {
+    signature(e.lhs, sink);
+    signature(e.rhs, sink);
+    for (auto const* list : {&e.dims.lhs_contract, &e.dims.rhs_contract, &e.dims.lhs_batch, &e.dims.rhs_batch}) {
+      for (auto d : *list) sink.word(d);
+      sink.word(0xfffe);
+    }
   } else if constexpr (E::kind == NodeKind::constraint) {
     signature(e.child, sink);
     sharding_signature(e.sharding, e.shape(), sink);

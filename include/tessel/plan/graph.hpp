@@ -8,6 +8,7 @@
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
+#include "tessel/expr/dot.hpp"
 #include "tessel/expr/node.hpp"
 
 namespace tessel::plan {
@@ -22,6 +23,7 @@ struct GraphNode {
   std::optional<NamedSharding> sharding;       // tensor: its sharding; constraint: the one required
   FixedVector<std::uint8_t, max_rank> axes;    // reduce
   bool keepdims = false;                       // reduce
+  DotDims dot;                                 // dot
 };
 
 using Graph = std::vector<GraphNode>;
@@ -39,7 +41,7 @@ constexpr char const* dtype_name() {
 template <class E>
 int describe(E const& e, Graph& g) {
   using V = expr_value_t<E>;
-  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false};
+  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}};
   if constexpr (E::kind == NodeKind::tensor) {
     n.op = "tensor";
     n.sharding = e.tensor.sharding();
@@ -53,6 +55,11 @@ int describe(E const& e, Graph& g) {
     n.children.push_back(describe(e.child, g));
     n.axes = e.axes;
     n.keepdims = e.keepdims;
+  } else if constexpr (E::kind == NodeKind::dot) {
+    n.op = "dot_general";
+    n.children.push_back(describe(e.lhs, g));
+    n.children.push_back(describe(e.rhs, g));
+    n.dot = e.dims;
   } else {
     n.op = "constraint";
     n.children.push_back(describe(e.child, g));

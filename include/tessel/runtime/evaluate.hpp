@@ -12,6 +12,7 @@
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device_put.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
+#include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/run_plan.hpp"
 
 namespace tessel {
@@ -73,6 +74,10 @@ template <class Ch>
 struct eval_of<ConstraintNode<Ch>> {
   using type = LeafEval<expr_value_t<Ch>>;
 };
+template <class L, class R>
+struct eval_of<DotNode<L, R>> {
+  using type = LeafEval<expr_value_t<DotNode<L, R>>>;
+};
 
 class Executor {
  public:
@@ -131,6 +136,17 @@ class Executor {
       ++execution_counts().kernels;
       ImplPtr done = complete_reduce(partial, p, reduce_op_of<typename E::op>());
       return p.reshard ? reshard_counted(done, *p.out) : done;
+    } else if constexpr (E::kind == NodeKind::dot) {
+      using V = expr_value_t<E>;
+      static_assert(std::same_as<expr_value_t<decltype(e.lhs)>, expr_value_t<decltype(e.rhs)>>,
+                    "tessel: dot_general operands must have one dtype; use astype<>() on one of them");
+      ImplPtr l = materialize(e.lhs, base);
+      ImplPtr r = materialize(e.rhs, base + node_count<std::remove_cvref_t<decltype(e.lhs)>>::value);
+      auto partial = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.partial);
+      local_dot(*l, *r, e.dims, *partial);
+      ++execution_counts().kernels;
+      ImplPtr done = complete_reduce(partial, p, ReduceOp::sum);
+      return p.reshard ? reshard_counted(done, *p.out) : done;
     } else {
       static_assert(E::kind != NodeKind::scalar, "tessel: a scalar alone is not a tensor expression");
     }
@@ -158,7 +174,7 @@ class Executor {
     } else if constexpr (E::kind == NodeKind::reduce) {
       if (p.row_fused) prepare(e.child, base);
       else values_[static_cast<std::size_t>(id)] = materialize(e, base);
-    } else if constexpr (E::kind == NodeKind::constraint) {
+    } else if constexpr (E::kind == NodeKind::constraint || E::kind == NodeKind::dot) {
       values_[static_cast<std::size_t>(id)] = materialize(e, base);
     }
   }
@@ -193,7 +209,7 @@ class Executor {
     int id = base + node_count<E>::value - 1;
     auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
     using V = expr_value_t<E>;
-    if constexpr (E::kind == NodeKind::tensor || E::kind == NodeKind::constraint) {
+    if constexpr (E::kind == NodeKind::tensor || E::kind == NodeKind::constraint || E::kind == NodeKind::dot) {
       return leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
     } else if constexpr (E::kind == NodeKind::scalar) {
       return {e.value};

@@ -64,6 +64,10 @@ class Tensor {
   // Gathers into caller-provided memory of exactly size() elements.
   void copy_to_host(std::span<T> out) const { detail::gather(*impl_, out.data(), out.size(), dtype()); }
 
+  // self @ b, lazily (jnp.matmul; defined in expr/dot.hpp).
+  template <class B>
+  auto matmul(B const& b) const;
+
   [[nodiscard]] detail::TensorImpl const& impl() const { return *impl_; }
   [[nodiscard]] std::shared_ptr<detail::TensorImpl const> const& impl_ptr() const { return impl_; }
 

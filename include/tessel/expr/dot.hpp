@@ -1,0 +1,77 @@
+#pragma once
+// lax.dot_general and jnp.matmul. A dot is a fusion boundary: its operands are made into tensors
+// (with the shardings the planner picks) and each device multiplies its blocks with a BLAS GEMM.
+#include <concepts>
+
+#include "tessel/expr/checks.hpp"
+#include "tessel/expr/node.hpp"
+
+namespace tessel {
+
+// Which dimensions of each operand are batch and contracting dimensions (lax.DotDimensionNumbers).
+// The result's dimensions are: batch, then lhs free dimensions, then rhs free dimensions.
+struct DotDims {
+  FixedVector<std::uint8_t, max_rank> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
+};
+
+template <class Lhs, class Rhs>
+struct DotNode {
+  using expr_concept = expression_tag;
+  using value_type = promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>;
+  static constexpr NodeKind kind = NodeKind::dot;
+  Lhs lhs;
+  Rhs rhs;
+  DotDims dims;
+  Shape shape_;
+  [[nodiscard]] Shape const& shape() const { return shape_; }
+};
+
+template <class L, class R>
+struct node_count<DotNode<L, R>> : std::integral_constant<int, 1 + node_count<L>::value + node_count<R>::value> {};
+
+namespace detail {
+// Checks the dimension numbers against both shapes (naming the dimensions and sizes that
+// disagree) and returns the result's shape.
+Shape dot_shape(Shape const& lhs, Shape const& rhs, DotDims const& dims);
+}  // namespace detail
+
+template <class A, class B>
+  requires(Operand<A> && Operand<B> && !std::is_arithmetic_v<std::remove_cvref_t<A>> &&
+           !std::is_arithmetic_v<std::remove_cvref_t<B>>)
+auto dot_general(A const& a, B const& b, DotDims const& dims) {
+  auto l = as_node(a);
+  auto r = as_node(b);
+  using V = promote_t<expr_value_t<decltype(l)>, expr_value_t<decltype(r)>>;
+  static_assert(std::floating_point<V>, "tessel: dot_general multiplies float32 or float64 (BLAS GEMM); use astype<float>()");
+  detail::check_same_devices("dot_general", detail::mesh_of(l), detail::mesh_of(r));
+  return DotNode<decltype(l), decltype(r)>{l, r, dims, detail::dot_shape(l.shape(), r.shape(), dims)};
+}
+
+// jnp.matmul for rank >= 2: contracts a's last dimension with b's second-to-last; leading
+// dimensions of two operands of equal rank are batch dimensions; a rank-2 b is shared by all of a's
+// leading dimensions.
+template <class A, class B>
+auto matmul(A const& a, B const& b) {
+  int ra = as_node(a).shape().rank(), rb = as_node(b).shape().rank();
+  DotDims dims;
+  if (ra >= 3 && ra == rb) {
+    for (int d = 0; d < ra - 2; ++d) {
+      dims.lhs_batch.push_back(static_cast<std::uint8_t>(d));
+      dims.rhs_batch.push_back(static_cast<std::uint8_t>(d));
+    }
+    dims.lhs_contract.push_back(static_cast<std::uint8_t>(ra - 1));
+    dims.rhs_contract.push_back(static_cast<std::uint8_t>(rb - 2));
+  } else {
+    dims.lhs_contract.push_back(static_cast<std::uint8_t>(ra > 0 ? ra - 1 : 0));
+    dims.rhs_contract.push_back(0);
+  }
+  return dot_general(a, b, dims);
+}
+
+template <Element T>
+template <class B>
+auto Tensor<T>::matmul(B const& b) const {
+  return tessel::matmul(*this, b);
+}
+
+}  // namespace tessel

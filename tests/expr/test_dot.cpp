@@ -1,0 +1,175 @@
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+
+#include "support/data.hpp"
+#include "support/meshes.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace tessel;
+
+namespace {
+
+Tensor<float> draw(Shape const& shape, NamedSharding const& s, int k) {
+  return random::normal(random::fold_in(PRNGKey(99), static_cast<std::uint32_t>(k)), shape, s);
+}
+Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
+
+void require_close(std::vector<float> const& got, std::vector<float> const& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
+  }
+}
+
+std::vector<float> host_matmul(std::vector<float> const& a, std::vector<float> const& b, int m, int k, int n) {
+  std::vector<float> c(static_cast<std::size_t>(m * n), 0.0f);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += double(a[static_cast<std::size_t>(i * k + p)]) * b[static_cast<std::size_t>(p * n + j)];
+      c[static_cast<std::size_t>(i * n + j)] = static_cast<float>(acc);
+    }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("matmul for every pair of shardings of two 2-D operands on a 2x4 mesh", "[expr][dot][property]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  auto specs = test::all_specs(mesh.axes(), 2);
+  int m = 16, k = 24, n = 32;
+  auto x0 = draw({m, k}, replicated(mesh), 0), w0 = draw({k, n}, replicated(mesh), 1);
+  auto want = host_matmul(x0.to_host(), w0.to_host(), m, k, n);
+  for (auto const& sx : specs)
+    for (auto const& sw : specs) {
+      auto x = device_put(x0, NamedSharding(mesh, sx));
+      auto w = device_put(w0, NamedSharding(mesh, sw));
+      INFO(to_string(sx) << " @ " << to_string(sw) << "\n" << explain(x.matmul(w)));
+      Tensor<float> y = x.matmul(w);
+      require_close(y.to_host(), want);
+    }
+}
+
+TEST_CASE("batched dot_general over 3-D operands matches one device", "[expr][dot][property]") {
+  for (auto const& mesh : {make_mesh({2, 2, 2}, {"a", "b", "c"}), make_mesh({4, 2}, {"a", "b"}), make_mesh({8}, {"a"})}) {
+    auto specs = test::all_specs(mesh.axes(), 3);
+    for (std::size_t i = 0; i < specs.size(); i += 3) {
+      auto x = draw({8, 16, 24}, NamedSharding(mesh, specs[i]), 2);
+      auto w = draw({8, 24, 16}, NamedSharding(mesh, specs[(i * 7 + 1) % specs.size()]), 3);
+      INFO(to_string(mesh) << " " << to_string(x.sharding().spec()) << " @ " << to_string(w.sharding().spec()));
+      require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
+      // Contract x's dimension 1 with w's dimension 2 and batch over 0: transposed operands.
+      DotDims dims{{1}, {2}, {0}, {0}};
+      auto y = draw({8, 24, 16}, NamedSharding(mesh, specs[(i * 5 + 2) % specs.size()]), 4);
+      require_close(eval(dot_general(x, y, dims)).to_host(), eval(dot_general(whole(x), whole(y), dims)).to_host());
+    }
+  }
+}
+
+TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][dot][plan]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  auto s = [&](PartitionSpec p) { return NamedSharding(mesh, p); };
+  SECTION("no contracting dimension sharded: no communication") {
+    auto const& p = plan_of(matmul(draw({64, 32}, s(P("a", None)), 5), draw({32, 16}, s(P(None, "b")), 6)));
+    CHECK(p.count(plan::StepKind::all_reduce) == 0);
+    CHECK(p.count(plan::StepKind::reshard) == 0);
+    CHECK(p.count(plan::StepKind::kernel) == 1);
+  }
+  SECTION("one operand's contracting dimension sharded: the other is sliced locally, one all-reduce") {
+    auto x = draw({64, 1024}, s(P(None, "b")), 7);
+    auto w = draw({1024, 8}, s(P()), 8);
+    auto const& p = plan_of(matmul(x, w));
+    INFO(explain(matmul(x, w)));
+    CHECK(p.count(plan::StepKind::all_reduce) == 1);
+    CHECK(p.count(plan::StepKind::reshard) == 1);
+    CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("(local slice over ('b')): 0 bytes"));
+    require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
+  }
+  SECTION("both contracting dimensions sharded alike: one all-reduce, nothing gathered") {
+    // (Big enough that bytes, not latency, decide: gathering x would move 12 MB.)
+    auto x = draw({256, 4096}, s(P("a", "b")), 9);
+    auto w = draw({4096, 64}, s(P("b", None)), 10);
+    auto const& p = plan_of(matmul(x, w));
+    CHECK(p.count(plan::StepKind::all_reduce) == 1);
+    CHECK(p.count(plan::StepKind::reshard) == 0);
+    CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("all-reduce sum over mesh axes ('b') (groups of 4)"));
+  }
+  SECTION("a conflict on a free dimension: one operand is gathered") {
+    auto x = draw({64, 32}, s(P("b", None)), 11);
+    auto w = draw({32, 16}, s(P(None, "b")), 12);
+    auto const& p = plan_of(matmul(x, w));
+    INFO(explain(matmul(x, w)));
+    CHECK(p.count(plan::StepKind::all_reduce) == 0);
+    CHECK(p.count(plan::StepKind::reshard) == 1);
+    CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("all-gather over ('b')"));
+    require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
+  }
+}
+
+TEST_CASE("the Megatron MLP block: one all-reduce over mp, no weight gathered", "[expr][dot][plan]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = draw({64, 32}, NamedSharding(mesh, P("dp", None)), 13);
+  auto w1 = draw({32, 128}, NamedSharding(mesh, P(None, "mp")), 14);
+  auto w2 = draw({128, 32}, NamedSharding(mesh, P("mp", None)), 15);
+  auto mlp = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); });
+  auto const& p = mlp.plan(x, w1, w2);
+  INFO(mlp.explain(x, w1, w2));
+  CHECK(p.count(plan::StepKind::all_reduce) == 1);
+  CHECK(p.count(plan::StepKind::reshard) == 0);
+  CHECK_THAT(mlp.explain(x, w1, w2), ContainsSubstring("all-reduce sum over mesh axes ('mp')"));
+  auto y = mlp(x, w1, w2);
+  CHECK(y.sharding() == NamedSharding(mesh, P("dp")));
+  require_close(y.to_host(), eval(matmul(relu(matmul(whole(x), whole(w1))), whole(w2))).to_host());
+
+  auto scattered = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); },
+                       {}, NamedSharding(mesh, P("dp", "mp")));
+  auto const& q = scattered.plan(x, w1, w2);
+  CHECK(q.count(plan::StepKind::reduce_scatter) == 1);
+  CHECK(q.count(plan::StepKind::all_reduce) == 0);
+  CHECK(q.count(plan::StepKind::reshard) == 0);
+  require_close(scattered(x, w1, w2).to_host(), y.to_host());
+}
+
+TEST_CASE("a jitted function plans once and then only runs", "[expr][jit]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto x = draw({64, 16}, NamedSharding(mesh, P("x")), 16);
+  auto f = jit([](auto const& v) { return tanh(v) * 2.0f + 1.0f; });
+  auto first = f(x);
+  auto plans = plan::cached_plans();
+  auto before = execution_counts();
+  auto second = f(x);
+  CHECK(plan::cached_plans() == plans);  // a cache hit: no new plan
+  CHECK(execution_counts().kernels == before.kernels + 1);
+  CHECK(test::bitwise_equal(first.to_host(), second.to_host()));
+  auto other = draw({64, 16}, NamedSharding(mesh, P(None, "x")), 17);
+  (void)f(other);  // another sharding: another plan
+  CHECK(plan::cached_plans() == plans + 1);
+}
+
+TEST_CASE("jit's in_shardings and out_shardings are applied", "[expr][jit]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = draw({32, 8}, replicated(mesh), 18);
+  auto w = draw({8, 16}, replicated(mesh), 19);
+  NamedSharding xs(mesh, P("dp", None)), ws(mesh, P(None, "mp")), ys(mesh, P("dp", "mp"));
+  auto forward = jit([](auto const& x, auto const& w) { return x.matmul(w); }, {xs, ws}, ys);
+  auto y = forward(x, w);
+  CHECK(y.sharding() == ys);
+  CHECK(forward.plan(x, w).count(plan::StepKind::reshard) == 0);
+  require_close(y.to_host(), host_matmul(x.to_host(), w.to_host(), 32, 8, 16));
+}
+
+TEST_CASE("bad dots fail naming dimensions and sizes", "[expr][dot][error]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto a = draw({16, 24}, NamedSharding(mesh, P("x")), 20);
+  auto b = draw({25, 8}, NamedSharding(mesh, P()), 21);
+  CHECK_THROWS_WITH(a.matmul(b), ContainsSubstring("dot_general: contracting dimension 1 of lhs (16, 24) has size 24 "
+                                                   "but contracting dimension 0 of rhs (25, 8) has size 25"));
+  CHECK_THROWS_WITH(dot_general(a, b, DotDims{{3}, {0}, {}, {}}),
+                    ContainsSubstring("dot_general: lhs contracting dimension 3 is out of range for shape (16, 24)"));
+  auto c = draw({24, 6}, NamedSharding(mesh, P()), 22);
+  CHECK_THROWS_WITH(eval(a.matmul(c), NamedSharding(mesh, P(None, "x"))),
+                    ContainsSubstring("dimension 1 of shape (16, 6) has size 6, which is not divisible by mesh axes 'x' (8)"));
+}
