@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/run_plan.hpp"
 
 namespace tessel::detail {
@@ -11,9 +12,8 @@ namespace {
 template <class Word, class Exec>
 void copy_words(Exec const& exec, Word const* src, Word* dst, RunPlan const& p) {
   std::int64_t chunks_per_run = (p.run_length + run_chunk - 1) / run_chunk;
-  Kokkos::parallel_for(
-      "tessel::copy_region", Kokkos::RangePolicy<Exec>(exec, 0, p.runs * chunks_per_run),
-      KOKKOS_LAMBDA(std::int64_t item) {
+  for_each_index(
+      exec, "tessel::copy_region", p.runs * chunks_per_run, p.runs * p.run_length, KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t run = item / chunks_per_run;
         std::int64_t chunk = item % chunks_per_run;
         std::int64_t s, d;

@@ -12,6 +12,7 @@
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device_put.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
+#include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/run_plan.hpp"
 
@@ -245,8 +246,8 @@ class Executor {
     std::int64_t chunk = rows || length < run_chunk ? (length > 0 ? length : 1) : run_chunk;
     std::int64_t chunks = (length + chunk - 1) / chunk;
     Space s = space;
-    Kokkos::parallel_for(
-        "tessel::fused", Kokkos::RangePolicy<ExecSpace>(exec, 0, nrows * chunks), KOKKOS_LAMBDA(std::int64_t item) {
+    for_each_index(
+        exec, "tessel::fused", nrows * chunks, nrows * length, KOKKOS_LAMBDA(std::int64_t item) {
           std::int64_t row = item / chunks;
           std::int64_t idx[max_rank];
           for (int d = outer; d-- > 0;) {
@@ -290,8 +291,8 @@ class Executor {
       return acc;
     };
     if (outputs >= 64) {
-      Kokkos::parallel_for(
-          "tessel::reduce", Kokkos::RangePolicy<ExecSpace>(exec, 0, outputs), KOKKOS_LAMBDA(std::int64_t o) {
+      for_each_index(
+          exec, "tessel::reduce", outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
             V acc = Op::template identity<V>();
             for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
             out[o] = acc * scale;
