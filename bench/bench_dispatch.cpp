@@ -37,11 +37,3 @@ void BM_plan_lookup_only(benchmark::State& state) {
 BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_plan_lookup_only)->Unit(benchmark::kMicrosecond);
 
-int main(int argc, char** argv) {
-  tessel::ScopeGuard guard(argc, argv);
-  tessel::set_device_count(8);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

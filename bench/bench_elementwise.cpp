@@ -75,11 +75,3 @@ void BM_softmax_rows(benchmark::State& state) {
 BENCHMARK(BM_fused_chain)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-int main(int argc, char** argv) {
-  tessel::ScopeGuard guard(argc, argv);
-  tessel::set_device_count(8);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

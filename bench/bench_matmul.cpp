@@ -42,11 +42,3 @@ void BM_megatron_mlp(benchmark::State& state) {
 
 BENCHMARK(BM_megatron_mlp)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
-int main(int argc, char** argv) {
-  tessel::ScopeGuard guard(argc, argv);
-  tessel::set_device_count(8);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -62,11 +62,3 @@ BENCHMARK(BM_reshard_rows_to_columns)->UseManualTime()->Unit(benchmark::kMillise
 BENCHMARK(BM_gather_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gather_columns)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-int main(int argc, char** argv) {
-  tessel::ScopeGuard guard(argc, argv);
-  tessel::set_device_count(8);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -3,7 +3,7 @@
 // function gets operands already converted to the node's compute type.
 #include <Kokkos_Core.hpp>
 
-#include "tessel/expr/math_std.hpp"
+#include "tessel/expr/math.hpp"
 
 namespace tessel::ops {
 
@@ -11,7 +11,7 @@ namespace tessel::ops {
   struct tag {                                                            \
     static constexpr char const* name = #tag;                             \
     template <class T>                                                    \
-    KOKKOS_INLINE_FUNCTION static T apply(T x) {                          \
+    KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {                          \
       return expr;                                                        \
     }                                                                     \
   };
@@ -19,7 +19,7 @@ namespace tessel::ops {
   struct tag {                                                            \
     static constexpr char const* name = #tag;                             \
     template <class T>                                                    \
-    KOKKOS_INLINE_FUNCTION static auto apply(T a, T b) {                  \
+    KOKKOS_FORCEINLINE_FUNCTION static auto apply(T a, T b) {                  \
       return expr;                                                        \
     }                                                                     \
   };
@@ -30,7 +30,14 @@ TESSEL_UNARY_OP(log, math::log(x))
 TESSEL_UNARY_OP(tanh, math::tanh(x))
 TESSEL_UNARY_OP(sqrt, math::sqrt(x))
 TESSEL_UNARY_OP(rsqrt, math::rsqrt(x))
-TESSEL_UNARY_OP(abs, math::abs(x))
+struct abs {
+  static constexpr char const* name = "abs";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return x < T(0) ? T(-x) : x;
+    else return math::abs(x);
+  }
+};
 TESSEL_UNARY_OP(sin, math::sin(x))
 TESSEL_UNARY_OP(cos, math::cos(x))
 TESSEL_UNARY_OP(erf, math::erf(x))
@@ -59,7 +66,7 @@ TESSEL_BINARY_OP(ne, a != b)
 struct select {
   static constexpr char const* name = "select";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static T apply(bool c, T a, T b) {
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(bool c, T a, T b) {
     return c ? a : b;
   }
 };
@@ -69,7 +76,7 @@ template <class To>
 struct convert {
   static constexpr char const* name = "convert";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static To apply(T x) {
+  KOKKOS_FORCEINLINE_FUNCTION static To apply(T x) {
     return static_cast<To>(x);
   }
 };
@@ -78,9 +85,9 @@ struct convert {
 struct sum_reduce {
   static constexpr char const* name = "sum";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static constexpr T identity() { return T(0); }
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(0); }
   template <class T>
-  KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return a + b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a + b; }
 };
 // mean: a sum whose result is divided by the number of reduced elements.
 struct mean_reduce : sum_reduce {
@@ -89,29 +96,29 @@ struct mean_reduce : sum_reduce {
 struct prod_reduce {
   static constexpr char const* name = "prod";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static constexpr T identity() { return T(1); }
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(1); }
   template <class T>
-  KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return a * b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a * b; }
 };
 struct max_reduce {
   static constexpr char const* name = "max";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static constexpr T identity() {
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return -Kokkos::Experimental::infinity_v<T>;
     else return Kokkos::Experimental::finite_min_v<T>;
   }
   template <class T>
-  KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return a > b ? a : b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a > b ? a : b; }
 };
 struct min_reduce {
   static constexpr char const* name = "min";
   template <class T>
-  KOKKOS_INLINE_FUNCTION static constexpr T identity() {
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return Kokkos::Experimental::infinity_v<T>;
     else return Kokkos::Experimental::finite_max_v<T>;
   }
   template <class T>
-  KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return a < b ? a : b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a < b ? a : b; }
 };
 
 }  // namespace tessel::ops

@@ -2,8 +2,17 @@
 // Collectives between the devices of a group. One interface, several implementations: in-process
 // (logical devices of one process, over Kokkos kernels; here) and MPI (one process per device or
 // host; to come). The planner decides which collective runs; this layer only moves and combines.
+//
+// Every buffer is row-major over a box of the global index space (the box it "holds"), with
+// elements of `dtype`. A member's `out` must not overlap any member's `in` or another member's
+// `out`. A collective waits for all devices' queued work before it starts and when it ends, and
+// checks its arguments before it touches any buffer: a bad call throws tessel::Error and writes
+// nothing. Members are numbered by their place in `group` (device_groups() forms groups over
+// mesh axes in the order collectives expect).
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <utility>
 
 #include "tessel/core/box.hpp"
 #include "tessel/core/dtype.hpp"
@@ -19,6 +28,9 @@ struct GroupMember {
   std::byte* out;
 };
 
+// (source member, target member) of a collective_permute.
+using PermutePair = std::pair<int, int>;
+
 class Collectives {
  public:
   virtual ~Collectives() = default;
@@ -30,6 +42,24 @@ class Collectives {
   // its `out` laid out row-major over pieces[k].
   virtual void reduce_scatter(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held,
                               std::span<Box const> pieces) = 0;
+  // Member k's `in` holds box pieces[k]; the pieces must tile their bounding box (the union:
+  // pairwise disjoint, covering it; empty pieces are allowed). Afterwards every member's `out`
+  // holds that union box. (XLA's all-gather, stated on boxes.)
+  virtual void all_gather(DType dtype, std::span<GroupMember const> group, std::span<Box const> pieces) = 0;
+  // Member k's `in` holds in_boxes[k] and its `out` receives out_boxes[k], assembled from every
+  // member's `in` (the part of out_boxes[k] inside in_boxes[j] comes from member j). Every element
+  // of every out box must lie in exactly one in box. (XLA's all-to-all, which splits one dimension
+  // and concatenates another, is the case where the in boxes and the out boxes each tile the same
+  // box; out boxes may also overlap, or repeat, or be partial.)
+  virtual void all_to_all(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                          std::span<Box const> out_boxes) = 0;
+  // For each pair (s, t): member t's `out` (holding out_boxes[t]) receives member s's `in`
+  // (holding in_boxes[s]), element for element; the two boxes must have the same extent (they
+  // may be at different places of the index space: a shift). A member may be the source of
+  // several pairs but the target of at most one; members that are no target get nothing written.
+  // (XLA's collective-permute.)
+  virtual void collective_permute(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                                  std::span<Box const> out_boxes, std::span<PermutePair const> pairs) = 0;
 };
 
 // Logical devices of this process.

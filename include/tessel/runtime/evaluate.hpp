@@ -2,6 +2,7 @@
 // Runs a plan. The walk over the expression type mirrors the planner's step writer
 // (src/plan/propagate.cpp): boundaries (reductions not fused into rows, constraints) are made into
 // tensors first, then each region is one kernel per device built from the region's type.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -105,13 +106,21 @@ class Executor {
         Space space = make_space(local, nullptr);
         auto ev = bind(e, base, static_cast<int>(pos), local, space);
         bool rows = has_row_fusion(e, base);
-        if (!rows) {
-          std::vector<std::int64_t*> strides;
-          ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
-          collapse(space, strides);
+        std::vector<std::int64_t*> strides;
+        ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+        if (!rows) collapse(space, strides);
+        auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
+        auto const& exec = device(out->shards[pos].device).exec;
+        bool unit = unit_rows(space, strides);
+        if constexpr (has_reduce<E>()) {
+          if (rows && ev.all_reduces_fused()) {
+            if (unit) launch_elementwise<true, true>(exec, ev, o, space, rows);
+            else launch_elementwise<false, true>(exec, ev, o, space, rows);
+            continue;
+          }
         }
-        launch_elementwise(device(out->shards[pos].device).exec, ev, reinterpret_cast<V*>(out->shards[pos].bytes.data()),
-                           space, rows);
+        if (unit) launch_elementwise<true, false>(exec, ev, o, space, rows);
+        else launch_elementwise<false, false>(exec, ev, o, space, rows);
       }
       fence_all_devices();
       ++execution_counts().kernels;
@@ -228,6 +237,10 @@ class Executor {
         r.fused = true;
         r.child = bind(e.child, base, pos, region, space);
         r.length = space.extent[space.rank - 1];
+        std::vector<std::int64_t*> strides;
+        r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+        r.unit_rows = unit_rows(space, strides);
+        r.child_fused = r.child.all_reduces_fused();
         if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
       } else {
         r.leaf = leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
@@ -236,7 +249,21 @@ class Executor {
     }
   }
 
-  template <class Ev, class V>
+  // Do all leaves walk the last space dimension contiguously?
+  static bool unit_rows(Space const& space, std::vector<std::int64_t*> const& strides) {
+    return std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[space.rank - 1] == 1; });
+  }
+
+  template <class E>
+  static constexpr bool has_reduce() {
+    if constexpr (E::kind == NodeKind::reduce) return true;
+    else if constexpr (E::kind == NodeKind::elementwise)
+      return []<class... C>(std::tuple<C...>*) { return (has_reduce<C>() || ...); }(
+          static_cast<decltype(E::children)*>(nullptr));
+    else return false;
+  }
+
+  template <bool Unit, bool Fused, class Ev, class V>
   static void launch_elementwise(ExecSpace const& exec, Ev const& ev, V* out, Space const& space, bool rows) {
     int outer = space.rank - 1;
     std::int64_t length = space.extent[outer];
@@ -259,7 +286,12 @@ class Executor {
           std::int64_t begin = (item % chunks) * chunk;
           std::int64_t end = begin + chunk < length ? begin + chunk : length;
           V* o = out + (item / chunks) * length;
-          for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(local.at(e));
+          // A fresh copy after begin_row: its row-invariant values (fused reductions, bases) are
+          // then plainly loop-invariant, and the output never aliases an input (tessel always
+          // writes a new tensor), which ivdep tells the vectorizer.
+          Ev const row_eval = local;
+#pragma GCC ivdep
+          for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
         });
   }
 
@@ -287,8 +319,7 @@ class Executor {
       }
       Ev local = ev;
       local.begin_row(idx, outer);
-      for (std::int64_t e = 0; e < length; ++e) acc = Op::combine(acc, static_cast<V>(local.at(e)));
-      return acc;
+      return reduce_row<Op, V, false, false>(local, length, acc);
     };
     if (outputs >= 64) {
       for_each_index(

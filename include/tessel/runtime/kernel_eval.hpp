@@ -4,7 +4,9 @@
 // a chain of elementwise ops is one pass over memory with no temporaries.
 //
 // Protocol: the kernel walks its iteration space row by row; begin_row(idx, outer) fixes the
-// leading `outer` coordinates, then at(e) gives the value at position e of the last dimension.
+// leading `outer` coordinates, then at<Unit>(e) gives the value at position e of the last
+// dimension. Unit = true promises every leaf walks that dimension contiguously (stride 1), which
+// lets the compiler vectorize the row loop; kernels check it before choosing that instantiation.
 #include <cstdint>
 
 #include <Kokkos_Core.hpp>
@@ -24,20 +26,29 @@ struct LeafEval {
     for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
     inner = stride[outer];
   }
-  KOKKOS_INLINE_FUNCTION T at(std::int64_t e) const { return data[base + e * inner]; }
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
+    if constexpr (Unit) return data[base + e];
+    else return data[base + e * inner];
+  }
   template <class F>
   void for_each_leaf(F&& f) {
     f(stride);
   }
+  [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
 
 template <class W>
 struct ScalarEval {
   W value{};
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const*, int) {}
-  KOKKOS_INLINE_FUNCTION W at(std::int64_t) const { return value; }
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION W at(std::int64_t) const {
+    return value;
+  }
   template <class F>
   void for_each_leaf(F&&) {}
+  [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
 
 template <class Op, class Compute, class... Children>
@@ -47,11 +58,15 @@ template <class Op, class Compute, class A>
 struct NodeEval<Op, Compute, A> {
   A a;
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) { a.begin_row(idx, outer); }
-  KOKKOS_INLINE_FUNCTION auto at(std::int64_t e) const { return Op::apply(static_cast<Compute>(a.at(e))); }
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)));
+  }
   template <class F>
   void for_each_leaf(F&& f) {
     a.for_each_leaf(f);
   }
+  [[nodiscard]] bool all_reduces_fused() const { return a.all_reduces_fused(); }
 };
 
 template <class Op, class Compute, class A, class B>
@@ -62,14 +77,17 @@ struct NodeEval<Op, Compute, A, B> {
     a.begin_row(idx, outer);
     b.begin_row(idx, outer);
   }
-  KOKKOS_INLINE_FUNCTION auto at(std::int64_t e) const {
-    return Op::apply(static_cast<Compute>(a.at(e)), static_cast<Compute>(b.at(e)));
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)),
+                     static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
   template <class F>
   void for_each_leaf(F&& f) {
     a.for_each_leaf(f);
     b.for_each_leaf(f);
   }
+  [[nodiscard]] bool all_reduces_fused() const { return a.all_reduces_fused() && b.all_reduces_fused(); }
 };
 
 // where(c, a, b): the condition stays bool, the branches are converted.
@@ -83,8 +101,10 @@ struct NodeEval<Op, Compute, C, A, B> {
     a.begin_row(idx, outer);
     b.begin_row(idx, outer);
   }
-  KOKKOS_INLINE_FUNCTION auto at(std::int64_t e) const {
-    return Op::apply(static_cast<bool>(c.at(e)), static_cast<Compute>(a.at(e)), static_cast<Compute>(b.at(e)));
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    return Op::apply(static_cast<bool>(c.template at<Unit, Fused>(e)), static_cast<Compute>(a.template at<Unit, Fused>(e)),
+                     static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
   template <class F>
   void for_each_leaf(F&& f) {
@@ -92,7 +112,26 @@ struct NodeEval<Op, Compute, C, A, B> {
     a.for_each_leaf(f);
     b.for_each_leaf(f);
   }
+  [[nodiscard]] bool all_reduces_fused() const {
+    return c.all_reduces_fused() && a.all_reduces_fused() && b.all_reduces_fused();
+  }
 };
+
+// Reduces one row of an evaluator into `acc`. Eight independent accumulators break the
+// dependency chain of a scalar reduction (4 cycles a step) and let the compiler vectorize it; the
+// order is fixed by the row length alone, so a row reduces the same way on any mesh.
+template <class Op, class T, bool Unit, bool Fused, class Ev>
+KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev, std::int64_t length, T acc) {
+  constexpr int lanes = 8;
+  T lane[lanes];
+  for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
+  std::int64_t e = 0;
+  for (; e + lanes <= length; e += lanes)
+    for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], static_cast<T>(ev.template at<Unit, Fused>(e + j)));
+  for (int j = 0; j < lanes; ++j) acc = Op::combine(acc, lane[j]);
+  for (; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
+  return acc;
+}
 
 // A reduction inside a consumer's kernel. Row-fused: begin_row reduces the child over the whole
 // row (the row is then in cache for the consumer's own pass) and at() broadcasts the result.
@@ -104,6 +143,8 @@ struct ReduceEval {
   Child child;
   std::int64_t length = 0;  // row length
   T scale = T(1);           // mean: 1 / length
+  bool unit_rows = false;   // the child's leaves walk the row contiguously
+  bool child_fused = false; // every reduction inside the child is row-fused too
   T value{};
 
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
@@ -112,16 +153,25 @@ struct ReduceEval {
       return;
     }
     child.begin_row(idx, outer);
-    T acc = Op::template identity<T>();
-    for (std::int64_t e = 0; e < length; ++e) acc = Op::combine(acc, static_cast<T>(child.at(e)));
-    value = acc * scale;
+    T id = Op::template identity<T>();
+    if (unit_rows && child_fused) value = reduce_row<Op, T, true, true>(child, length, id) * scale;
+    else if (unit_rows) value = reduce_row<Op, T, true, false>(child, length, id) * scale;
+    else if (child_fused) value = reduce_row<Op, T, false, true>(child, length, id) * scale;
+    else value = reduce_row<Op, T, false, false>(child, length, id) * scale;
   }
-  KOKKOS_INLINE_FUNCTION T at(std::int64_t e) const { return fused ? value : leaf.at(e); }
+  // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
+  // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
+    if constexpr (Fused) return value;
+    else return fused ? value : leaf.template at<Unit>(e);
+  }
   template <class F>
   void for_each_leaf(F&& f) {
     if (fused) child.for_each_leaf(f);
     else leaf.for_each_leaf(f);
   }
+  [[nodiscard]] bool all_reduces_fused() const { return fused && child.all_reduces_fused(); }
 };
 
 }  // namespace tessel::detail
