@@ -46,42 +46,18 @@
 #define TESSEL_TEST_HAVE_MXCSR 0
 #endif
 
-#ifndef TESSEL_TEST_DATA_DIR
-#define TESSEL_TEST_DATA_DIR "tests/data"
-#endif
+#include "support/reference_tokens.hpp"
 
 namespace {
 
 namespace tmath = tessel::math;
 
-// Whitespace-separated tokens of a reference file, '#' comment lines dropped.
-class Tokens {
+// Reference tokens of tests/data/jax_math.
+class Tokens : public tessel::test::ReferenceTokens {
  public:
-  explicit Tokens(const std::string& name) {
-    const std::string path = std::string(TESSEL_TEST_DATA_DIR) + "/jax_math/" + name;
-    std::ifstream in(path);
-    if (!in) FAIL("cannot open reference file " << path);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string t;
-      while (ls >> t) toks_.push_back(t);
-    }
-    INFO(path);
-    REQUIRE(!toks_.empty());
-  }
-  bool done() const { return pos_ >= toks_.size(); }
-  std::string word() {
-    REQUIRE(pos_ < toks_.size());
-    return toks_[pos_++];
-  }
-  std::uint32_t hex() { return static_cast<std::uint32_t>(std::stoul(word(), nullptr, 16)); }
-  std::size_t dec() { return std::stoul(word(), nullptr, 10); }
-
- private:
-  std::vector<std::string> toks_;
-  std::size_t pos_ = 0;
+  explicit Tokens(const std::string& name) : ReferenceTokens("jax_math", name) {}
+  std::uint32_t hex() { return static_cast<std::uint32_t>(ReferenceTokens::hex()); }  // float32 bit patterns
+  std::size_t dec() { return static_cast<std::size_t>(ReferenceTokens::dec()); }
 };
 
 // One reference value: input bit patterns (y only for pow) and JAX's result bits.

@@ -16,43 +16,22 @@
 #include <string>
 #include <vector>
 
-#ifndef TESSEL_TEST_DATA_DIR
-#define TESSEL_TEST_DATA_DIR "tests/data"
-#endif
+#include "support/reference_tokens.hpp"
 
 namespace {
 
 namespace prng = tessel::prng;
 
-// Whitespace-separated tokens of a reference file, '#' comment lines dropped.
-class Tokens {
+// Reference tokens of tests/data/jax_random, with key pairs.
+class Tokens : public tessel::test::ReferenceTokens {
  public:
-  explicit Tokens(const std::string& name) {
-    const std::string path = std::string(TESSEL_TEST_DATA_DIR) + "/jax_random/" + name;
-    std::ifstream in(path);
-    if (!in) FAIL("cannot open reference file " << path);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string t;
-      while (ls >> t) toks_.push_back(t);
-    }
-    INFO(path);
-    REQUIRE(!toks_.empty());
-  }
-  bool done() const { return pos_ >= toks_.size(); }
-  std::string word() {
-    REQUIRE(pos_ < toks_.size());
-    return toks_[pos_++];
-  }
-  std::uint64_t hex() { return std::stoull(word(), nullptr, 16); }
-  std::uint64_t dec() { return std::stoull(word(), nullptr, 10); }
-  std::int64_t sdec() { return std::stoll(word(), nullptr, 10); }
+  explicit Tokens(const std::string& name) : ReferenceTokens("jax_random", name) {}
   prng::Key key() {
     const auto k0 = static_cast<std::uint32_t>(hex());
     const auto k1 = static_cast<std::uint32_t>(hex());
     return {k0, k1};
+  }
+};
   }
 
  private:

@@ -47,6 +47,8 @@
 
 #include <Kokkos_BitManipulation.hpp>
 #include <Kokkos_Macros.hpp>
+
+#include "tessel/expr/math.hpp"
 #include <Kokkos_MathematicalFunctions.hpp>
 #include <Kokkos_NumericTraits.hpp>
 
@@ -271,26 +273,7 @@ namespace detail {
 KOKKOS_INLINE_FUNCTION float xla_log_f32(float a) noexcept {
   if (!(a > 0.0f)) return a == 0.0f ? -inf_f32() : Kokkos::Experimental::quiet_NaN_v<float>;
   if (a == inf_f32()) return a;
-  const float ac = a > 0x1p-126f ? a : 0x1p-126f;  // denormals are treated as FLT_MIN
-  const std::uint32_t b = bit_cast<std::uint32_t>(ac);
-  const float m = bit_cast<float>((b & 0x807FFFFFu) | 0x3F000000u);  // in [0.5, 1)
-  const float ef = static_cast<float>(static_cast<std::int32_t>(b >> 23) - 127) + 1.0f;
-  const bool lt = m < 0x1.6a09e6p-1f;  // sqrt(0.5)
-  const float xr = (m - 1.0f) + (lt ? m : 0.0f);
-  const float e = ef - (lt ? 1.0f : 0.0f);
-  const float x2 = xr * xr;
-  const float x3 = x2 * xr;
-  float y = fma(xr, 0x1.204376p-4f, -0x1.d7a370p-4f);
-  float y1 = fma(xr, -0x1.fcba9ep-4f, 0x1.23d37ep-3f);
-  float y2 = fma(xr, 0x1.999d58p-3f, -0x1.fffff8p-3f);
-  y = fma(y, xr, 0x1.de4a34p-4f);
-  y1 = fma(y1, xr, -0x1.555ca0p-3f);
-  y2 = fma(y2, xr, 0x1.555554p-2f);
-  y = fma(y, x3, y1);
-  y = fma(y, x3, y2);
-  const float t = fma(y, x3, e * -0x1.bd0106p-13f);  // e * -2.12194440e-4
-  const float s = fma(-0.5f, x2, xr);
-  return fma(e, 0x1.630000p-1f, s + t);  // e * 0.693359375
+  return math::detail::log_core(a);  // the same polynomial the fused kernels use
 }
 
 // XLA:CPU's log1p for float32: log(1 + x) for |x| >= sqrt(2) - 1, otherwise the Cephes rational
