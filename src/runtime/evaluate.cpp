@@ -1,7 +1,7 @@
 #include "tessel/runtime/evaluate.hpp"
+#include "tessel/runtime/device_groups.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace tessel {
 
@@ -74,15 +74,9 @@ ImplPtr complete_reduce(ImplPtr const& partial, plan::NodePlan const& p, ReduceO
   Mesh const& mesh = partial->sharding.mesh();
   auto out = TensorImpl::allocate(partial->shape, partial->dtype, *p.after_collective);
   // Devices that differ only in their coordinates on the collective's axes form a group.
-  std::map<std::vector<int>, std::vector<int>> groups;
-  for (int pos = 0; pos < mesh.num_devices(); ++pos) {
-    auto coords = mesh.axes().coords(pos);
-    std::vector<int> key(coords.begin(), coords.end());
-    for (auto a : p.collective_axes) key[a] = 0;
-    groups[key].push_back(pos);
-  }
+  auto groups = device_groups(mesh.axes(), p.collective_axes);
   auto& collectives = in_process_collectives();
-  for (auto const& [key, positions] : groups) {
+  for (auto const& positions : groups) {
     std::vector<GroupMember> members;
     std::vector<Box> pieces;
     for (int pos : positions) {

@@ -102,10 +102,10 @@ class Executor {
       prepare(e, base);
       auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.out);
       Shape local = p.out->shard_shape(e.shape());
+      bool const rows = has_row_fusion(e, base);
       for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
         Space space = make_space(local, nullptr);
         auto ev = bind(e, base, static_cast<int>(pos), local, space);
-        bool rows = has_row_fusion(e, base);
         std::vector<std::int64_t*> strides;
         ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
         if (!rows) collapse(space, strides);
