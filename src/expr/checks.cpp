@@ -25,13 +25,8 @@ Shape broadcast_shapes(char const* op, Shape const& a, Shape const& b) {
 }
 
 void check_same_devices(char const* op, Mesh const* a, Mesh const* b) {
-  if (a == nullptr || b == nullptr || a == b || *a == *b) return;
-  auto ids = [](Mesh const* m) {
-    std::vector<int> v(m->device_ids().begin(), m->device_ids().end());
-    std::sort(v.begin(), v.end());
-    return v;
-  };
-  if (ids(a) != ids(b))
+  if (a == nullptr || b == nullptr || a == b) return;
+  if (!same_devices(*a, *b))
     throw Error(std::format("{}: operands live on different meshes, {} and {}; move one with device_put first", op,
                             to_string(*a), to_string(*b)));
 }

@@ -1,5 +1,6 @@
 #include "tessel/runtime/device.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <format>
 #include <mutex>
@@ -116,6 +117,15 @@ Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) 
     seen[static_cast<std::size_t>(id)] = true;
   }
   device_ids_ = std::make_shared<std::vector<int> const>(std::move(device_ids));
+}
+
+bool same_devices(Mesh const& a, Mesh const& b) {
+  auto sorted = [](Mesh const& m) {
+    std::vector<int> v(m.device_ids().begin(), m.device_ids().end());
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return a == b || sorted(a) == sorted(b);
 }
 
 int Mesh::axis_size(std::string_view name) const {

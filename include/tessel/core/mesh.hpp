@@ -41,6 +41,9 @@ Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName>
 Mesh make_mesh(MeshAxes axes, std::vector<int> device_ids);
 Mesh make_mesh(MeshAxes axes);
 
+// Whether two meshes lay out the same set of devices (in any shape or order).
+bool same_devices(Mesh const& a, Mesh const& b);
+
 // "Mesh('dp': 4, 'mp': 2; devices [0 1 2 3 4 5 6 7])"
 std::string to_string(Mesh const& mesh);
 
