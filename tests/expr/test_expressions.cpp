@@ -109,6 +109,73 @@ TEST_CASE("softmax over rows is one kernel per device, rows fused", "[expr][soft
   require_close(host, ref.to_host(), 1e-6);
 }
 
+TEST_CASE("a row-fused reduction shares its input with the output pass (computed once per row)",
+          "[expr][softmax][row_cache]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  for (auto const& spec : {P("a", None), P(None, None), P({"a", "b"}, None)}) {
+    NamedSharding s(mesh, spec);
+    auto x = put({32, 40}, s, 20);
+    // Equal values in a different tensor: the occurrences differ, so nothing may be shared.
+    auto x_copy = device_put(x.to_host(), x.shape(), s);
+    auto before = execution_counts();
+    Tensor<float> shared = softmax(x);
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 1);
+    Tensor<float> plain = exp(x - max(x, -1, true)) / sum(exp(x_copy - max(x_copy, -1, true)), -1, true);
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 1);
+    // Sharing changes nothing in the result, bit for bit.
+    CHECK(shared.to_host() == plain.to_host());
+  }
+}
+
+TEST_CASE("row caching is refused when same-typed subexpressions hold different values", "[expr][row_cache]") {
+  auto mesh = make_mesh({4, 2}, {"a", "b"});
+  NamedSharding s(mesh, P("a", None));
+  auto x = put({16, 24}, s, 21);
+  auto y = put({16, 24}, s, 22);
+  auto host_x = x.to_host(), host_y = y.to_host();
+  auto before = execution_counts();
+  // Same expression type on both sides, different tensors and scalars.
+  Tensor<float> r1 = exp(x * 2.0f) / sum(exp(y * 2.0f), -1, true);
+  Tensor<float> r2 = exp(x * 2.0f) / sum(exp(x * 3.0f), -1, true);
+  Tensor<float> r3 = exp(x * 2.0f) / sum(exp(x * 2.0f), -1, true) + sum(exp(y * 2.0f), -1, true);
+  CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels);
+  std::vector<float> w1(host_x.size()), w2(host_x.size()), w3(host_x.size());
+  for (int r = 0; r < 16; ++r) {
+    float sy = 0, sx3 = 0, sx2 = 0;
+    for (int c = 0; c < 24; ++c) {
+      sy += std::exp(host_y[static_cast<std::size_t>(r * 24 + c)] * 2.0f);
+      sx3 += std::exp(host_x[static_cast<std::size_t>(r * 24 + c)] * 3.0f);
+      sx2 += std::exp(host_x[static_cast<std::size_t>(r * 24 + c)] * 2.0f);
+    }
+    for (int c = 0; c < 24; ++c) {
+      auto i = static_cast<std::size_t>(r * 24 + c);
+      float ex = std::exp(host_x[i] * 2.0f);
+      w1[i] = ex / sy;
+      w2[i] = ex / sx3;
+      w3[i] = ex / sx2 + sy;
+    }
+  }
+  require_close(r1.to_host(), w1, 1e-5);
+  require_close(r2.to_host(), w2, 1e-5);
+  require_close(r3.to_host(), w3, 1e-5);
+}
+
+TEST_CASE("row caching with mean and a nested occurrence equals the plain evaluation", "[expr][row_cache]") {
+  for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({2, 2, 2}, {"a", "b", "c"}),
+                           make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2})}) {
+    NamedSharding s(mesh, P(mesh.axes().name(0).view(), None));
+    auto x = put({24, 20}, s, 23);
+    auto x_copy = device_put(x.to_host(), x.shape(), s);
+    auto before = execution_counts();
+    Tensor<float> shared = tanh(x + 1.0f) * 2.0f - mean(tanh(x + 1.0f), -1, true);
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 1);
+    Tensor<float> plain = tanh(x + 1.0f) * 2.0f - mean(tanh(x_copy + 1.0f), -1, true);
+    CHECK(shared.to_host() == plain.to_host());
+    Tensor<float> one_device = tanh(x_copy + 1.0f) * 2.0f - mean(tanh(device_put(x.to_host(), x.shape()) + 1.0f), -1, true);
+    require_close(shared.to_host(), one_device.to_host(), 1e-6);
+  }
+}
+
 TEST_CASE("softmax along a sharded axis reduces across devices", "[expr][softmax]") {
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   auto x = put({16, 32}, NamedSharding(mesh, P("a", "b")), 7);

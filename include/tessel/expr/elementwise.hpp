@@ -85,6 +85,14 @@ TESSEL_UNARY_FUNCTION(sigmoid, sigmoid, floating)
 TESSEL_UNARY_FUNCTION(gelu, gelu, floating)
 #undef TESSEL_UNARY_FUNCTION
 
+namespace detail {
+// exp(x - max(x)) in softmax and its kin: the argument is never positive.
+template <class X>
+auto exp_of_shifted(X const& shifted) {
+  return make_node<ops::exp_nonpositive, Typing::floating>(as_node(shifted));
+}
+}  // namespace detail
+
 // jnp.where(cond, a, b): cond must be a comparison (bool) expression.
 template <Operand C, Operand A, Operand B>
   requires std::same_as<expr_value_t<node_t<C>>, bool>

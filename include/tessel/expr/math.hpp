@@ -248,16 +248,19 @@ struct ExpParts {
   float scale;  // 2^n, n in [-127, 127]; 2^-127 is encoded as 0 (bits (n + 127) << 23)
 };
 
+// NonPositive: the caller guarantees x <= 0 or NaN (softmax's exp(x - max)); the clamps at the
+// top, which never act then, are left out, and the result is the same.
+template <bool NonPositive = false>
 KOKKOS_FORCEINLINE_FUNCTION ExpParts exp_parts(float x) noexcept {
   // x = clamp(x, -87.8, 88.8), NaN passing through (XLA's fcmp uge / ule selects).
   float xc = select(x < -0x1.5f3334p+6f, -0x1.5f3334p+6f, x);
-  xc = select(xc > 0x1.633334p+6f, 0x1.633334p+6f, xc);
+  if constexpr (!NonPositive) xc = select(xc > 0x1.633334p+6f, 0x1.633334p+6f, xc);
   // n = clamp(floor(xc * log2(e) + 0.5), -127, 127); clamping before the floor is the same for
   // integer bounds, and the float -> int conversion then stays in range (NaN -> -127: the NaN
   // still propagates through r).
   const float v = fma(xc, 0x1.715476p+0f, 0.5f);
   float vc = select(v > -127.0f, v, -127.0f);
-  vc = select(vc < 127.0f, vc, 127.0f);
+  if constexpr (!NonPositive) vc = select(vc < 127.0f, vc, 127.0f);
   const std::int32_t ti = static_cast<std::int32_t>(vc);  // truncation
   const std::int32_t ni = ti - static_cast<std::int32_t>(static_cast<float>(ti) > vc);
   const float n = static_cast<float>(ni);
@@ -481,6 +484,14 @@ KOKKOS_FORCEINLINE_FUNCTION float exp(float x) noexcept {
   const detail::ExpParts e = detail::exp_parts(x);
   return detail::mul_rn(e.y, e.scale);
 }
+
+// exp for arguments known to be <= 0 (or NaN), as softmax's exp(x - max) is: the same results
+// as exp() there, with fewer instructions.
+KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) noexcept {
+  const detail::ExpParts e = detail::exp_parts<true>(x);
+  return detail::mul_rn(e.y, e.scale);
+}
+KOKKOS_FORCEINLINE_FUNCTION double exp_nonpositive(double x) noexcept { return Kokkos::exp(x); }
 
 // jnp.log: XLA's polynomial.  log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, NaN -> NaN.
 // Subnormal x is treated as FLT_MIN (log = -87.3365...); under DAZ (as in JAX) it is 0 -> -inf.

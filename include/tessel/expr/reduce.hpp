@@ -53,24 +53,25 @@ TESSEL_REDUCTION(min, min_reduce)
 TESSEL_REDUCTION(prod, prod_reduce)
 #undef TESSEL_REDUCTION
 
-// jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)); x - max is recomputed, not stored.
+// jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)). The exp appears twice, as in JAX, and the
+// kernel computes it once per element (runtime/row_cache.hpp).
 template <class X>
 auto softmax(X const& x, int axis = -1) {
-  auto shifted = x - max(x, axis, true);
-  return exp(shifted) / sum(exp(shifted), axis, true);
+  auto e = detail::exp_of_shifted(x - max(x, axis, true));
+  return e / sum(e, axis, true);
 }
 
 // jax.nn.log_softmax(x, axis): shifted - log(sum(exp(shifted)))
 template <class X>
 auto log_softmax(X const& x, int axis = -1) {
   auto shifted = x - max(x, axis, true);
-  return shifted - log(sum(exp(shifted), axis, true));
+  return shifted - log(sum(detail::exp_of_shifted(shifted), axis, true));
 }
 
 // jax.nn.logsumexp(x, axis, keepdims): max + log(sum(exp(x - max)))
 template <class X>
 auto logsumexp(X const& x, int axis = -1, bool keepdims = false) {
-  return max(x, axis, keepdims) + log(sum(exp(x - max(x, axis, true)), axis, keepdims));
+  return max(x, axis, keepdims) + log(sum(detail::exp_of_shifted(x - max(x, axis, true)), axis, keepdims));
 }
 
 }  // namespace tessel

@@ -15,6 +15,7 @@
 #include "tessel/runtime/kernel_eval.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
+#include "tessel/runtime/row_cache.hpp"
 #include "tessel/runtime/run_plan.hpp"
 
 namespace tessel {
@@ -22,6 +23,7 @@ namespace tessel {
 // What the executor ran, counted per logical step (a kernel on 8 devices counts once).
 struct ExecutionCounts {
   long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
+  long row_cached_kernels = 0;  // kernels that computed a shared subexpression once per row
 };
 ExecutionCounts& execution_counts();
 
@@ -103,6 +105,7 @@ class Executor {
       auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.out);
       Shape local = p.out->shard_shape(e.shape());
       bool const rows = has_row_fusion(e, base);
+      bool const cached = rows && row_cache_applies(e, base);
       for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
         Space space = make_space(local, nullptr);
         auto ev = bind(e, base, static_cast<int>(pos), local, space);
@@ -112,6 +115,14 @@ class Executor {
         auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
         auto const& exec = device(out->shards[pos].device).exec;
         bool unit = unit_rows(space, strides);
+        if constexpr (!std::is_void_v<cached_reduce_t<E, V>>) {
+          if (cached && ev.all_reduces_fused()) {
+            auto cev = bind_cached<cached_reduce_t<E, V>>(e, base, static_cast<int>(pos), local, space, o);
+            if (unit) launch_elementwise<true, true>(exec, cev, o, space, rows);
+            else launch_elementwise<false, true>(exec, cev, o, space, rows);
+            continue;
+          }
+        }
         if constexpr (has_reduce<E>()) {
           if (rows && ev.all_reduces_fused()) {
             if (unit) launch_elementwise<true, true>(exec, ev, o, space, rows);
@@ -124,6 +135,7 @@ class Executor {
       }
       fence_all_devices();
       ++execution_counts().kernels;
+      if (cached) ++execution_counts().row_cached_kernels;
       return out;
     } else if constexpr (E::kind == NodeKind::reduce) {
       using V = expr_value_t<E>;
@@ -246,6 +258,129 @@ class Executor {
         r.leaf = leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
       }
       return r;
+    }
+  }
+
+  // Row caching (row_cache.hpp) for the region e: every occurrence of the cached reduction R and
+  // of its input S in the region must be the same value (same tensors, scalars and plans), and
+  // every R row-fused.
+  template <class E>
+  bool row_cache_applies(E const& e, int base) const {
+    using R = cached_reduce_t<E, expr_value_t<E>>;
+    if constexpr (std::is_void_v<R>) {
+      return false;
+    } else {
+      R const* first = nullptr;
+      int first_base = 0;
+      find_first(e, base, first, first_base);
+      return first && region_matches<R>(e, base, first->child, first_base);
+    }
+  }
+
+  template <class R, class E>
+  static void find_first(E const& e, int base, R const*& found, int& found_base) {
+    if constexpr (std::same_as<E, R>) {
+      if (!found) {
+        found = &e;
+        found_base = base;
+      }
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      int b = base;
+      std::apply([&](auto const&... c) {
+        ((find_first(c, b, found, found_base), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
+      }, e.children);
+    }
+  }
+
+  template <class R, class E>
+  bool region_matches(E const& e, int base, reduce_child_t<R> const& s, int s_base) const {
+    if constexpr (std::same_as<E, reduce_child_t<R>>) {
+      return same_value(e, base, s, s_base);
+    } else if constexpr (std::same_as<E, R>) {
+      return plan_at<E>(base).row_fused && same_value(e.child, base, s, s_base);
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      bool ok = true;
+      int b = base;
+      std::apply([&](auto const&... c) {
+        ((ok = ok && region_matches<R>(c, b, s, s_base), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
+      }, e.children);
+      return ok;
+    } else {
+      return true;
+    }
+  }
+
+  template <class E>
+  plan::NodePlan const& plan_at(int base) const {
+    return plan_.nodes[static_cast<std::size_t>(base + node_count<E>::value - 1)];
+  }
+
+  // Do two subtrees of one type (at post-order bases a_base and b_base) compute the same value the
+  // same way: same tensors, scalars, axes and plans?
+  template <class E>
+  bool same_value(E const& a, int a_base, E const& b, int b_base) const {
+    auto const& pa = plan_at<E>(a_base);
+    auto const& pb = plan_at<E>(b_base);
+    if (pa.out != pb.out || pa.reshard != pb.reshard || pa.row_fused != pb.row_fused || pa.partial != pb.partial ||
+        pa.collective != pb.collective)
+      return false;
+    if constexpr (E::kind == NodeKind::tensor) {
+      return a.tensor.impl_ptr() == b.tensor.impl_ptr();
+    } else if constexpr (E::kind == NodeKind::scalar) {
+      return a.value == b.value;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      return same_children(a.children, a_base, b.children, b_base, std::make_index_sequence<std::tuple_size_v<decltype(a.children)>>{});
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      return a.axes == b.axes && a.keepdims == b.keepdims && same_value(a.child, a_base, b.child, b_base);
+    } else if constexpr (E::kind == NodeKind::constraint) {
+      return a.sharding == b.sharding && same_value(a.child, a_base, b.child, b_base);
+    } else {
+      return false;  // other boundaries: not worth comparing
+    }
+  }
+
+  template <class Tuple, std::size_t... I>
+  bool same_children(Tuple const& a, int a_base, Tuple const& b, int b_base, std::index_sequence<I...>) const {
+    bool ok = true;
+    int offset = 0;
+    ((ok = ok && same_value(std::get<I>(a), a_base + offset, std::get<I>(b), b_base + offset),
+      offset += node_count<std::tuple_element_t<I, Tuple>>::value),
+     ...);
+    return ok;
+  }
+
+  template <class E, class R>
+  using cached_eval_t = typename decltype(cached_eval_type<E, R, eval_of>())::type;
+
+  // bind() with R's input cached in the output row `out` (see row_cache.hpp).
+  template <class R, class E, class V>
+  cached_eval_t<E, R> bind_cached(E const& e, int base, int pos, Shape const& region, Space const& space, V* out) {
+    if constexpr (std::same_as<E, reduce_child_t<R>>) {
+      LeafEval<V> l;
+      l.data = out;
+      leaf_strides(region, region, space, l.stride);
+      return l;
+    } else if constexpr (std::same_as<E, R>) {
+      cached_eval_t<E, R> r{};
+      r.child = bind(e.child, base, pos, region, space);
+      r.out.data = out;
+      leaf_strides(region, region, space, r.out.stride);
+      r.length = space.extent[space.rank - 1];
+      std::vector<std::int64_t*> strides;
+      r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+      r.unit_rows = unit_rows(space, strides);
+      if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
+      return r;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      int b = base;
+      return std::apply(
+          [&](auto const&... c) {
+            return cached_eval_t<E, R>{bind_cached<R>(
+                c, std::exchange(b, b + node_count<std::remove_cvref_t<decltype(c)>>::value), pos, region, space, out)...};
+          },
+          e.children);
+    } else {
+      return bind(e, base, pos, region, space);
     }
   }
 

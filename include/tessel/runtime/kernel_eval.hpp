@@ -20,11 +20,18 @@ struct LeafEval {
   T const* data = nullptr;
   std::int64_t stride[max_rank]{};  // per iteration-space dimension; 0 where the leaf broadcasts
   std::int64_t base = 0, inner = 0;
+  std::int64_t next_row = 0;  // from a position to the same position of the next row
 
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
     base = 0;
     for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
     inner = stride[outer];
+    next_row = outer > 0 ? stride[outer - 1] : 0;
+  }
+  // Asks for position e of the next row ahead of time (a hint: rows that compute a lot while the
+  // next row's memory is idle hide its latency this way).
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    KOKKOS_IF_ON_HOST((__builtin_prefetch(data + base + next_row + e * inner);))
   }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
@@ -46,6 +53,7 @@ struct ScalarEval {
   KOKKOS_FORCEINLINE_FUNCTION W at(std::int64_t) const {
     return value;
   }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
   template <class F>
   void for_each_leaf(F&&) {}
   [[nodiscard]] bool all_reduces_fused() const { return true; }
@@ -62,6 +70,7 @@ struct NodeEval<Op, Compute, A> {
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
     return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)));
   }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const { a.prefetch_next_row(e); }
   template <class F>
   void for_each_leaf(F&& f) {
     a.for_each_leaf(f);
@@ -81,6 +90,10 @@ struct NodeEval<Op, Compute, A, B> {
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
     return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)),
                      static_cast<Compute>(b.template at<Unit, Fused>(e)));
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    a.prefetch_next_row(e);
+    b.prefetch_next_row(e);
   }
   template <class F>
   void for_each_leaf(F&& f) {
@@ -106,6 +119,11 @@ struct NodeEval<Op, Compute, C, A, B> {
     return Op::apply(static_cast<bool>(c.template at<Unit, Fused>(e)), static_cast<Compute>(a.template at<Unit, Fused>(e)),
                      static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    c.prefetch_next_row(e);
+    a.prefetch_next_row(e);
+    b.prefetch_next_row(e);
+  }
   template <class F>
   void for_each_leaf(F&& f) {
     c.for_each_leaf(f);
@@ -117,12 +135,13 @@ struct NodeEval<Op, Compute, C, A, B> {
   }
 };
 
-// Reduces one row of an evaluator into `acc`. Eight independent accumulators break the
-// dependency chain of a scalar reduction (4 cycles a step) and let the compiler vectorize it; the
-// order is fixed by the row length alone, so a row reduces the same way on any mesh.
+// Reduces one row of an evaluator into `acc`. Sixteen independent accumulators break the
+// dependency chain of a scalar reduction (two vectors of floats per step); the order is fixed by
+// the row length alone, so a row reduces the same way on any mesh.
 template <class Op, class T, bool Unit, bool Fused, class Ev>
-KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev, std::int64_t length, T acc) {
-  constexpr int lanes = 8;
+KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T acc) {
+  constexpr int lanes = 16;
+  Ev const ev = ev_in;  // a private copy, plainly loop-invariant
   T lane[lanes];
   for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
   std::int64_t e = 0;
@@ -131,6 +150,40 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev, std::int64_t length, T ac
   for (int j = 0; j < lanes; ++j) acc = Op::combine(acc, lane[j]);
   for (; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
   return acc;
+}
+
+// A row of an evaluator as memory: the row-major leaf reduce_row reads after computing it once.
+template <class T>
+struct RowEval {
+  T const* row;
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
+    return row[e];
+  }
+};
+
+// reduce_row that also leaves the row's values in `row` (row_cache.hpp), with the same bits. The
+// values are computed in a plain elementwise loop first (it vectorizes like any fused kernel; an
+// exp's chain of dependent FMAs has no reduction chain tangled with it), then reduced from the
+// row, which is in L1. The elementwise loop runs in blocks of 64 elements, each preceded by
+// requests for the same block of the next row's inputs and output: memory works while this row
+// computes, and the next row's first pass finds its data in cache.
+template <class Op, class T, bool Unit, class Ev>
+KOKKOS_FORCEINLINE_FUNCTION T reduce_row_storing(Ev const& ev_in, std::int64_t length, T acc, T* __restrict row) {
+  Ev const ev = ev_in;
+  constexpr std::int64_t block = 64, line = 64 / sizeof(T);
+  std::int64_t e = 0;
+  for (; e + block <= length; e += block) {
+    for (std::int64_t k = 0; k < block; k += line) {
+      ev.prefetch_next_row(e + k);
+      KOKKOS_IF_ON_HOST((__builtin_prefetch(row + length + e + k, 1);))
+    }
+#pragma GCC ivdep
+    for (std::int64_t k = 0; k < block; ++k) row[e + k] = static_cast<T>(ev.template at<Unit, true>(e + k));
+  }
+#pragma GCC ivdep
+  for (; e < length; ++e) row[e] = static_cast<T>(ev.template at<Unit, true>(e));
+  return reduce_row<Op, T, true, true>(RowEval<T>{row}, length, acc);
 }
 
 // A reduction inside a consumer's kernel. Row-fused: begin_row reduces the child over the whole
@@ -165,6 +218,10 @@ struct ReduceEval {
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
     if constexpr (Fused) return value;
     else return fused ? value : leaf.template at<Unit>(e);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    if (fused) child.prefetch_next_row(e);
+    else leaf.prefetch_next_row(e);
   }
   template <class F>
   void for_each_leaf(F&& f) {
