@@ -28,6 +28,7 @@
 #include <Kokkos_Core.hpp>
 #include <catch2/catch_test_macros.hpp>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -407,4 +408,22 @@ TEST_CASE("math functions run inside Kokkos kernels", "[expr][math]") {
     // the kernel may contract the caller-side products and sums differently from this loop
     CHECK(std::fabs(y(i) - want) <= 1e-5f * std::fmax(1.0f, std::fabs(want)));
   }
+}
+
+TEST_CASE("exp_nonpositive (softmax's exp) equals exp for every x <= 0 and NaN", "[expr][math]") {
+  // Every 256th float32 bit pattern with the sign set: negative normals and subnormals, -0, -inf
+  // and negative NaNs, sampled evenly; plus the positive NaNs.
+  std::uint64_t mismatches = 0;
+  float first_bad = 0;
+  auto check_one = [&](std::uint32_t bits) {
+    float x = std::bit_cast<float>(bits);
+    float want = tessel::math::exp(x), got = tessel::math::exp_nonpositive(x);
+    bool same = std::isnan(want) ? std::isnan(got) : std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want);
+    if (!same && mismatches++ == 0) first_bad = x;
+  };
+  for (std::uint64_t bits = 0x80000000u; bits <= 0xFFFFFFFFu; bits += 256) check_one(static_cast<std::uint32_t>(bits));
+  for (std::uint32_t bits = 0x7F800001u; bits < 0x7FFFFFFFu; bits += 4099) check_one(bits);
+  INFO("first mismatch at x = " << first_bad);
+  CHECK(mismatches == 0);
+  CHECK(tessel::math::exp_nonpositive(0.0f) == 1.0f);
 }
