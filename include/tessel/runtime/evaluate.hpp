@@ -22,6 +22,8 @@ namespace tessel {
 // What the executor ran, counted per logical step (a kernel on 8 devices counts once).
 struct ExecutionCounts {
   long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
+  // Reshards (each also counted in `reshards`) that ran as one collective.
+  long all_gathers = 0, all_to_alls = 0, permutes = 0;
 };
 ExecutionCounts& execution_counts();
 
