@@ -17,7 +17,9 @@ struct CalibrationOptions {
   // block; the others: the block each device holds). Each must be a multiple of 4 * devices.
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
-  int repeats = 5;  // timed runs per size (the median counts), after one untimed
+  // Rounds over every configuration (the fastest run counts; buffers of 1 MB and less run 4 times
+  // a round), after one untimed run of each.
+  int repeats = 5;
 };
 
 // One timed configuration.
@@ -26,7 +28,7 @@ struct CalibrationPoint {
   int devices;
   double bytes;            // per device, as above
   double steps, moved;     // the ring formula's message steps and bytes moved per device
-  double measured_us;      // median
+  double measured_us;      // fastest run
   double fitted_us;        // the fitted model's estimate
 };
 
@@ -39,8 +41,9 @@ struct Calibration {
 // not a multiple of 4 * devices, or the device count when there is only one device.
 Calibration calibrate(CalibrationOptions const& options = {});
 
-// Least squares of time = steps * latency + moved / bandwidth, relative to each time (so that the
-// microsecond points weigh as much as the millisecond ones); latency clamped at 0.
+// Fits time = steps * latency + moved / bandwidth: the bandwidth by least squares over all points
+// (the large buffers decide it), then the latency from what it leaves of the smallest buffers'
+// times (by least squares when there are several), clamped at 0.
 plan::AlphaBeta fit_alpha_beta(std::span<double const> steps, std::span<double const> moved,
                                std::span<double const> us);
 
