@@ -1,12 +1,152 @@
 #include "tessel/plan/cost_model.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <format>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "tessel/core/error.hpp"
 
 namespace tessel::plan {
+namespace {
 
-CostModel& cost_model() {
+// The file's entries, in the order they are written.
+struct Entry {
+  char const* name;
+  double* latency;
+  double* bandwidth;
+};
+
+std::vector<Entry> entries(CostModel& m) {
+  return {{"transfer", &m.latency_us, &m.bandwidth_GBps},
+          {"all_gather", &m.all_gather.latency_us, &m.all_gather.bandwidth_GBps},
+          {"reduce_scatter", &m.reduce_scatter.latency_us, &m.reduce_scatter.bandwidth_GBps},
+          {"all_reduce", &m.all_reduce.latency_us, &m.all_reduce.bandwidth_GBps},
+          {"all_to_all", &m.all_to_all.latency_us, &m.all_to_all.bandwidth_GBps},
+          {"collective_permute", &m.collective_permute.latency_us, &m.collective_permute.bandwidth_GBps},
+          {"local_copy", &m.local_copy.latency_us, &m.local_copy.bandwidth_GBps}};
+}
+
+std::mutex model_mutex;
+bool model_loaded = false;
+
+CostModel& model_storage() {
   static CostModel model;
   return model;
+}
+
+void load_locked() {
+  model_loaded = true;  // a malformed file is reported once; the defaults stay in force after
+  auto path = cost_model_path();
+  CostModel fresh;
+  if (path && std::filesystem::exists(*path)) fresh = read_cost_model(*path);
+  model_storage() = fresh;
+}
+
+}  // namespace
+
+double CostModel::reshard_us(ReshardStep const& s) const {
+  switch (s.kind) {
+    case ReshardKind::local_slice: return local_copy_us(s.bytes);
+    case ReshardKind::all_gather: return all_gather_us(s.bytes, s.group);
+    case ReshardKind::all_to_all: return all_to_all_us(s.bytes, s.group);
+    case ReshardKind::collective_permute: return collective_permute_us(s.bytes);
+    case ReshardKind::copy: return s.bytes > 0 ? transfer_us(s.bytes) : 0;
+  }
+  return 0;
+}
+
+double CostModel::reshard_us(std::span<ReshardStep const> steps) const {
+  double us = 0;
+  for (auto const& s : steps) us += reshard_us(s);
+  return us;
+}
+
+CostModel& cost_model() {
+  std::lock_guard lock(model_mutex);
+  if (!model_loaded) load_locked();
+  return model_storage();
+}
+
+void reload_cost_model() {
+  std::lock_guard lock(model_mutex);
+  load_locked();
+}
+
+std::optional<std::string> cost_model_path() {
+  if (char const* p = std::getenv("TESSEL_COST_MODEL")) {
+    if (*p == '\0') return std::nullopt;
+    return std::string(p);
+  }
+  if (char const* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tessel/cost_model.txt";
+  if (char const* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessel/cost_model.txt";
+  return std::nullopt;
+}
+
+CostModel read_cost_model(std::string const& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(std::format("cost model file '{}' cannot be read", path));
+  CostModel m;
+  auto table = entries(m);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    auto where = [&] { return std::format("cost model file '{}', line {}", path, number); };
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.empty()) continue;
+    auto e = std::find_if(table.begin(), table.end(), [&](Entry const& x) { return f[0] == x.name; });
+    if (e == table.end())
+      throw Error(std::format("{}: unknown entry '{}' (expected one of transfer, all_gather, reduce_scatter, "
+                              "all_reduce, all_to_all, collective_permute, local_copy)",
+                              where(), f[0]));
+    if (f.size() != 3)
+      throw Error(std::format("{}: entry '{}' has {} values; expected 2 (latency_us bandwidth_GBps)", where(), f[0],
+                              f.size() - 1));
+    double values[2];
+    char const* field_names[2] = {"latency_us", "bandwidth_GBps"};
+    for (int k = 0; k < 2; ++k) {
+      std::string const& text = f[static_cast<std::size_t>(k) + 1];
+      char* end = nullptr;
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
+      bool ok = end == text.c_str() + text.size() && errno == 0 && !std::isnan(v) &&
+                (k == 0 ? v >= 0 && std::isfinite(v) : v > 0);
+      if (!ok)
+        throw Error(std::format("{}: {} of '{}' is '{}'; expected a {} number", where(), field_names[k], f[0], text,
+                                k == 0 ? "finite non-negative" : "positive"));
+      values[k] = v;
+    }
+    *e->latency = values[0];
+    *e->bandwidth = values[1];
+  }
+  return m;
+}
+
+std::string to_string(CostModel const& model) {
+  CostModel m = model;
+  std::string s =
+      "# tessel cost model (alpha-beta per collective), written by tessel_calibrate\n"
+      "# name latency_us bandwidth_GBps\n";
+  for (auto const& e : entries(m)) s += std::format("{} {:.6g} {:.6g}\n", e.name, *e.latency, *e.bandwidth);
+  return s;
+}
+
+void write_cost_model(CostModel const& model, std::string const& path) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) throw Error(std::format("cost model file '{}' cannot be written", path));
+  out << to_string(model);
+  if (!out.flush()) throw Error(std::format("cost model file '{}' cannot be written", path));
 }
 
 std::size_t reshard_bytes(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,

@@ -67,8 +67,9 @@ struct Planner {
     auto const& have = natural[static_cast<std::size_t>(child)];
     if (!have) return 0;  // scalars
     GraphNode const& c = g[static_cast<std::size_t>(child)];
-    auto bytes = reshard_bytes(c.shape, c.dtype_bytes, *have, target);
-    return bytes == 0 ? 0 : model.transfer_us(static_cast<double>(bytes));  // local slices are free
+    // Each collective the change amounts to, priced by its own formula (local slices are free
+    // unless the model was calibrated).
+    return model.reshard_us(decompose(c.shape, c.dtype_bytes, *have, target));
   }
 
   // The operand tiling an elementwise node adopts: the candidate (each operand's tiling seen from
@@ -339,35 +340,48 @@ struct StepWriter {
   CostModel const& model;
   std::vector<Step>& steps;
 
+  // One line per collective the reshard amounts to (plan/reshard.hpp), each with its estimate.
   void reshard_step(int i, NamedSharding const& from, NamedSharding const& to, char const* why) {
     GraphNode const& n = g[static_cast<std::size_t>(i)];
-    double bytes = static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, from, to));
-    double us = bytes > 0 ? model.transfer_us(bytes) : 0;
-    steps.push_back({StepKind::reshard, i, to.mesh().num_devices(), bytes, us,
-                     std::format("reshard   {} {} {} -> {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", why,
-                                 type_text(n), to_string(from.spec()), to_string(to.spec()), reshard_kind(n, from, to),
-                                 bytes, us, n.op)});
+    auto parts = decompose(n.shape, n.dtype_bytes, from, to);
+    if (parts.empty()) {  // every device keeps its block; only the mesh's description changes
+      steps.push_back({StepKind::reshard, i, to.mesh().num_devices(), 0, 0,
+                       std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
+                                   why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op)});
+      return;
+    }
+    for (auto const& part : parts) {
+      double us = model.reshard_us(part);
+      std::string change = std::format("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
+                                       to_string(part.to.spec()));
+      StepKind kind = step_kind(part.kind);
+      if (kind == StepKind::reshard) {
+        double crossing = part.kind == ReshardKind::local_slice
+                              ? 0.0
+                              : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
+        steps.push_back({kind, i, to.mesh().num_devices(), part.bytes, us,
+                         std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change,
+                                     reshard_kind(part), crossing, us, n.op)});
+      } else {
+        steps.push_back({kind, i, to.mesh().num_devices(), part.bytes, us,
+                         std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})",
+                                     reshard_kind(part), part.group, change, part.bytes, us, n.op)});
+      }
+    }
   }
 
-  // What a reshard amounts to, in collective terms: axes dropped are gathered, axes added are
-  // local slices, axes moving between dimensions are an all-to-all.
-  static std::string reshard_kind(GraphNode const& n, NamedSharding const& from, NamedSharding const& to) {
-    if (!(from.mesh() == to.mesh())) return "move between meshes";
-    AxisList gathered, sliced;
-    bool moved = false;
-    for (std::size_t d = 0; d < n.shape.size(); ++d) {
-      auto a = from.layout().dim_axes(d), b = to.layout().dim_axes(d);
-      for (auto x : a)
-        if (std::find(b.begin(), b.end(), x) == b.end()) (to.layout().uses_axis(x) ? moved = true : (gathered.push_back(x), true));
-      for (auto x : b)
-        if (std::find(a.begin(), a.end(), x) == a.end() && !from.layout().uses_axis(x)) sliced.push_back(x);
+  static StepKind step_kind(ReshardKind k) {
+    switch (k) {
+      case ReshardKind::all_gather: return StepKind::all_gather;
+      case ReshardKind::all_to_all: return StepKind::all_to_all;
+      case ReshardKind::collective_permute: return StepKind::collective_permute;
+      default: return StepKind::reshard;
     }
-    std::string s;
-    if (moved) s = "all-to-all";
-    if (!gathered.empty()) s += std::format("{}all-gather over {}", s.empty() ? "" : " + ", axes_text(from.mesh(), gathered));
-    if (!sliced.empty()) s += std::format("{}local slice over {}", s.empty() ? "" : " + ", axes_text(to.mesh(), sliced));
-    return s.empty() ? "reorder" : s;
   }
+
+  // What one step of a reshard is, in collective terms: "all-gather over ('x')", "local slice over
+  // ('b')", "collective-permute over all devices" (between meshes), "copy between meshes".
+  static std::string reshard_kind(ReshardStep const& part) { return describe(part); }
 
   // Collects the ops a kernel rooted at i fuses, materializing boundaries first.
   void region(int i, std::string& ops, int& count) {

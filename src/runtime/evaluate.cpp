@@ -1,5 +1,6 @@
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/device_groups.hpp"
+#include "tessel/runtime/reshard.hpp"
 
 #include <algorithm>
 
@@ -66,7 +67,11 @@ void collapse(Space& space, std::vector<std::int64_t*> const& strides) {
 
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) {
   ++execution_counts().reshards;
-  return reshard(*from, to);
+  auto done = reshard_with_collectives(*from, to);
+  if (done.collective == plan::ReshardKind::all_gather) ++execution_counts().all_gathers;
+  else if (done.collective == plan::ReshardKind::all_to_all) ++execution_counts().all_to_alls;
+  else if (done.collective == plan::ReshardKind::collective_permute) ++execution_counts().permutes;
+  return done.tensor;
 }
 
 ImplPtr complete_reduce(ImplPtr const& partial, plan::NodePlan const& p, ReduceOp op) {

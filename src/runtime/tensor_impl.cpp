@@ -7,6 +7,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/reshard.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -87,12 +88,20 @@ std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtyp
   return t;
 }
 
-std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target) {
+void check_reshard_devices(TensorImpl const& source, NamedSharding const& target) {
   Mesh const& from = source.sharding.mesh();
   if (from.num_devices() != 1 && !same_devices(from, target.mesh()))
     throw Error(std::format("device_put: the tensor is on {} but the target sharding {} is on {}; tessel reshards "
                             "only between meshes over the same devices, or from a single device",
                             to_string(from), to_string(target), to_string(target.mesh())));
+}
+
+std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target) {
+  return reshard_with_collectives(source, target).tensor;
+}
+
+std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSharding const& target) {
+  check_reshard_devices(source, target);
   auto t = TensorImpl::allocate(source.shape, source.dtype, target);
   auto src_first = first_holders(source);
   for (auto& dst : t->shards) {

@@ -103,7 +103,7 @@ TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][do
     auto const& p = plan_of(matmul(x, w));
     INFO(explain(matmul(x, w)));
     CHECK(p.count(plan::StepKind::all_reduce) == 0);
-    CHECK(p.count(plan::StepKind::reshard) == 1);
+    CHECK(p.count(plan::StepKind::all_gather) == 1);
     CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("all-gather over ('b')"));
     require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
   }

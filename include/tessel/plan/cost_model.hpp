@@ -1,31 +1,84 @@
 #pragma once
-// An alpha-beta cost model: a collective or reshard costs a latency per step plus its bytes over a
-// bandwidth. The planner uses it to choose between legal shardings; explain prints its estimates.
+// An alpha-beta cost model: a collective costs a latency per message step plus its bytes over a
+// bandwidth, with one (latency, bandwidth) pair per collective, since an all-reduce, an all-gather
+// and a permute differ in more than their formulas (kernels, synchronization, combining). The
+// planner uses it to choose between legal shardings; explain prints its estimates. The defaults
+// are a guess; `tessel_calibrate` measures this machine and writes a file that cost_model() reads.
 #include <cstddef>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
+#include "tessel/plan/reshard.hpp"
 
 namespace tessel::plan {
 
-struct CostModel {
-  double latency_us = 5.0;        // alpha: per message step
-  double bandwidth_GBps = 10.0;   // beta^-1: per device link
+struct AlphaBeta {
+  double latency_us = 5.0;       // alpha: per message step
+  double bandwidth_GBps = 10.0;  // beta^-1: per device link
 
-  [[nodiscard]] double transfer_us(double bytes, int steps = 1) const {
+  [[nodiscard]] double us(double bytes, double steps) const {
     return steps * latency_us + bytes / (bandwidth_GBps * 1e3);
   }
-  // Ring algorithms over a group of n devices, `bytes` per device.
-  [[nodiscard]] double all_reduce_us(double bytes, int n) const {
-    return n <= 1 ? 0 : transfer_us(2.0 * (n - 1) / n * bytes, 2 * (n - 1));
-  }
-  [[nodiscard]] double reduce_scatter_us(double bytes, int n) const {
-    return n <= 1 ? 0 : transfer_us(1.0 * (n - 1) / n * bytes, n - 1);
-  }
+  friend bool operator==(AlphaBeta const&, AlphaBeta const&) = default;
 };
 
-// The model in force (settable, e.g. from a measurement of this machine).
+struct CostModel {
+  double latency_us = 5.0;        // point-to-point transfers (a generic reshard by copies)
+  double bandwidth_GBps = 10.0;
+  AlphaBeta all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute;
+  // A local slice copies within a device; free by default (as it was before there were
+  // measurements), a memory pass once calibrated.
+  AlphaBeta local_copy{0.0, std::numeric_limits<double>::infinity()};
+
+  [[nodiscard]] double transfer_us(double bytes, int steps = 1) const {
+    return AlphaBeta{latency_us, bandwidth_GBps}.us(bytes, steps);
+  }
+  // Ring algorithms over a group of n devices, `bytes` per device: all-reduce and reduce-scatter,
+  // the input block; all-gather, the gathered block; all-to-all, the block each device holds
+  // (sent in n - 1 pieces, one step each); collective-permute, one block in one step.
+  [[nodiscard]] double all_reduce_us(double bytes, int n) const {
+    return n <= 1 ? 0 : all_reduce.us(2.0 * (n - 1) / n * bytes, 2 * (n - 1));
+  }
+  [[nodiscard]] double reduce_scatter_us(double bytes, int n) const {
+    return n <= 1 ? 0 : reduce_scatter.us(1.0 * (n - 1) / n * bytes, n - 1);
+  }
+  [[nodiscard]] double all_gather_us(double bytes, int n) const {
+    return n <= 1 ? 0 : all_gather.us(1.0 * (n - 1) / n * bytes, n - 1);
+  }
+  [[nodiscard]] double all_to_all_us(double bytes, int n) const {
+    return n <= 1 ? 0 : all_to_all.us(1.0 * (n - 1) / n * bytes, n - 1);
+  }
+  [[nodiscard]] double collective_permute_us(double bytes) const { return collective_permute.us(bytes, 1); }
+  [[nodiscard]] double local_copy_us(double bytes) const { return bytes > 0 ? local_copy.us(bytes, 1) : 0; }
+
+  // One step of a classified reshard, and a whole reshard (the sum of its steps).
+  [[nodiscard]] double reshard_us(ReshardStep const& step) const;
+  [[nodiscard]] double reshard_us(std::span<ReshardStep const> steps) const;
+
+  friend bool operator==(CostModel const&, CostModel const&) = default;
+};
+
+// The model in force. On first use it reads the file at cost_model_path() when there is one (a
+// malformed file throws tessel::Error naming the file, line and field, and the defaults stay).
 CostModel& cost_model();
+// Reads the file again (after tessel_calibrate wrote it, or the path changed); defaults when there
+// is no file. Throws as cost_model() does, leaving the model in force unchanged.
+void reload_cost_model();
+
+// $TESSEL_COST_MODEL; else $XDG_CACHE_HOME/tessel/cost_model.txt; else
+// ~/.cache/tessel/cost_model.txt. None when TESSEL_COST_MODEL is set but empty (the tests use
+// that: their plans must not depend on a calibrated machine) or no home is known.
+std::optional<std::string> cost_model_path();
+// The text format: '#' comments, then one line per entry, "name latency_us bandwidth_GBps", names
+// transfer, all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute, local_copy.
+// Entries left out keep their defaults.
+CostModel read_cost_model(std::string const& path);
+void write_cost_model(CostModel const& model, std::string const& path);  // creates the folder
+std::string to_string(CostModel const& model);                            // the file's text
 
 // Bytes that must cross between devices to turn a tensor of this shape from one sharding into
 // another: each destination shard's elements minus those its own device already holds.

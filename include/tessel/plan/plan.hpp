@@ -27,13 +27,17 @@ struct NodePlan {
   std::optional<NamedSharding> after_collective;
 };
 
-enum class StepKind : std::uint8_t { reshard, kernel, all_reduce, reduce_scatter };
+// A reshard that is one collective is its own step kind; `reshard` is what moves no data between
+// devices (a local slice) or moves it by plain copies (between different meshes).
+enum class StepKind : std::uint8_t {
+  reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute
+};
 
 struct Step {
   StepKind kind;
   int node;            // graph node the step produces
   int devices;         // devices running it
-  double bytes;        // reshard: bytes crossing devices; collectives: bytes per device
+  double bytes;        // bytes per device the estimate takes (see plan/reshard.hpp for reshards)
   double estimate_us;  // cost model estimate (0 for kernels)
   std::string text;    // one line of explain
 };

@@ -23,6 +23,8 @@ namespace tessel {
 // What the executor ran, counted per logical step (a kernel on 8 devices counts once).
 struct ExecutionCounts {
   long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
+  // Reshards (each also counted in `reshards`) that ran as one collective.
+  long all_gathers = 0, all_to_alls = 0, permutes = 0;
   long row_cached_kernels = 0;  // kernels that computed a shared subexpression once per row
 };
 ExecutionCounts& execution_counts();

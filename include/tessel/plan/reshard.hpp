@@ -1,0 +1,164 @@
+#pragma once
+// What a sharding change amounts to in collectives: none, a local slice, an all-gather, an
+// all-to-all, a collective-permute, or a short composition of them. The planner prices each step
+// with the cost model and explain prints each as its own line; the executor runs a single-step
+// reshard with that collective. The same-mesh analysis is constexpr over layouts (one planner,
+// also usable at compile time); meshes that differ in shape or device order are compared box by
+// box at run time.
+//
+// Per dimension, the axes two layouts share as a common prefix stay put. Of the rest, axes only
+// the source uses are gathered, axes only the target uses are sliced locally, and axes used by
+// both (in another dimension or another position) move: an all-to-all over them, which is a
+// collective-permute when every device's new block is exactly a block some group member holds
+// (P('x', 'y') -> P('y', 'x') on a square mesh).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessel/core/named_sharding.hpp"
+#include "tessel/core/shard_layout.hpp"
+
+namespace tessel::plan {
+
+enum class ReshardKind : std::uint8_t { local_slice, all_gather, all_to_all, collective_permute, copy };
+
+// "local slice", "all-gather", "all-to-all", "collective-permute", "copy"
+char const* name(ReshardKind kind);
+
+// One primitive step between two layouts over the same mesh axes. `axes` are the mesh axes the
+// collective's groups span (for a local slice: the axes newly split), in mesh order.
+struct LayoutStep {
+  ReshardKind kind = ReshardKind::copy;
+  PartitionSpec from, to;
+  ShardLayout::AxisList axes;
+};
+// At most two steps: gather then slice (or slice then gather); a move is one step.
+using LayoutSteps = FixedVector<LayoutStep, 2>;
+
+namespace detail {
+
+using AxisList = ShardLayout::AxisList;
+
+constexpr bool contains(AxisList const& list, std::uint8_t a) {
+  for (auto x : list)
+    if (x == a) return true;
+  return false;
+}
+
+constexpr PartitionSpec spec_of(MeshAxes const& mesh, FixedVector<AxisList, max_rank> const& dims) {
+  FixedVector<DimSpec, max_rank> specs;
+  for (auto const& axes : dims) {
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (auto a : axes) names.push_back(mesh.name(a));
+    specs.push_back(DimSpec::of(names));
+  }
+  while (!specs.empty() && specs.back().replicated()) specs.pop_back();  // prints like the user's
+  return PartitionSpec::from_dims(specs);
+}
+
+constexpr AxisList sorted(AxisList list) {
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+// Whether every device's block under `to` is exactly the block some device of its group over
+// `axes` holds under `from`: the move is then a collective-permute, not an all-to-all.
+constexpr bool blocks_permute(ShardLayout const& from, ShardLayout const& to, Shape const& shape, AxisList const& axes) {
+  MeshAxes const& mesh = from.mesh();
+  for (int p = 0; p < mesh.num_devices(); ++p) {
+    Box want = to.box(shape, p);
+    auto cp = mesh.coords(p);
+    bool found = false;
+    for (int q = 0; q < mesh.num_devices() && !found; ++q) {
+      auto cq = mesh.coords(q);
+      bool same_group = true;  // q differs from p only on `axes`
+      for (std::size_t a = 0; a < mesh.num_axes(); ++a)
+        if (cp[a] != cq[a] && !contains(axes, static_cast<std::uint8_t>(a))) same_group = false;
+      found = same_group && from.box(shape, q) == want;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+// The steps that turn a tensor of `shape` tiled by `from` into one tiled by `to` (same mesh axes,
+// same devices in the same order). Empty when the tilings are the same.
+constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, Shape const& shape) {
+  using detail::AxisList;
+  using detail::contains;
+  MeshAxes const& mesh = from.mesh();
+  std::size_t rank = shape.size();
+  FixedVector<AxisList, max_rank> common, from_dims, to_dims;
+  AxisList removed, added;
+  bool dim_with_both = false;  // some dimension both loses and gains axes
+  for (std::size_t d = 0; d < rank; ++d) {
+    AxisList a = from.dim_axes(d), b = to.dim_axes(d), c;
+    std::size_t k = 0;
+    while (k < a.size() && k < b.size() && a[k] == b[k]) c.push_back(a[k++]);
+    for (std::size_t j = k; j < a.size(); ++j) removed.push_back(a[j]);
+    for (std::size_t j = k; j < b.size(); ++j) added.push_back(b[j]);
+    dim_with_both = dim_with_both || (k < a.size() && k < b.size());
+    common.push_back(c);
+    from_dims.push_back(a);
+    to_dims.push_back(b);
+  }
+  LayoutSteps steps;
+  if (removed.empty() && added.empty()) return steps;
+  AxisList moved, gathered, sliced;
+  for (auto x : removed) (contains(added, x) ? moved : gathered).push_back(x);
+  for (auto x : added)
+    if (!contains(removed, x)) sliced.push_back(x);
+  PartitionSpec const& A = from.spec();
+  PartitionSpec const& B = to.spec();
+  if (!moved.empty() && gathered.empty() && sliced.empty()) {
+    auto kind = detail::blocks_permute(from, to, shape, moved) ? ReshardKind::collective_permute : ReshardKind::all_to_all;
+    steps.push_back({kind, A, B, detail::sorted(moved)});
+  } else if (added.empty()) {
+    steps.push_back({ReshardKind::all_gather, A, B, detail::sorted(removed)});
+  } else if (removed.empty()) {
+    steps.push_back({ReshardKind::local_slice, A, B, detail::sorted(added)});
+  } else if (moved.empty() && !dim_with_both) {
+    // Slicing first shrinks what the gather moves; legal when no dimension both loses and gains
+    // axes (each dimension then only grows or only shrinks at its end).
+    FixedVector<AxisList, max_rank> mid;
+    for (std::size_t d = 0; d < rank; ++d) mid.push_back(from_dims[d].size() > common[d].size() ? from_dims[d] : to_dims[d]);
+    PartitionSpec I = detail::spec_of(mesh, mid);
+    steps.push_back({ReshardKind::local_slice, A, I, detail::sorted(added)});
+    steps.push_back({ReshardKind::all_gather, I, B, detail::sorted(removed)});
+  } else {
+    // Gather down to the common prefix, then slice: always legal, never the cheapest when axes
+    // move (a fused all-to-all would move less).
+    PartitionSpec C = detail::spec_of(mesh, common);
+    steps.push_back({ReshardKind::all_gather, A, C, detail::sorted(removed)});
+    steps.push_back({ReshardKind::local_slice, C, B, detail::sorted(added)});
+  }
+  return steps;
+}
+
+// One step with the meshes and sizes filled in.
+struct ReshardStep {
+  ReshardKind kind;
+  NamedSharding from, to;
+  ShardLayout::AxisList axes;  // empty for steps between different meshes
+  int group;                   // devices per group (1 for a local slice)
+  // Bytes per device the cost formula takes: all-gather, the gathered block; all-to-all and
+  // collective-permute, one block; local slice, the block kept; copy, the most any device sends
+  // or receives.
+  double bytes;
+};
+
+// The steps for any two shardings (of the same devices or not); empty when nothing moves and the
+// devices keep their blocks. Between different meshes: a local slice, a collective-permute over
+// all devices, or a generic copy.
+std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
+                                   NamedSharding const& to);
+
+// "all-gather over ('x')", "all-gather over ('a') + local slice over ('b')", "collective-permute
+// over all devices", "copy between meshes"; "none" for no steps.
+std::string to_string(std::span<ReshardStep const> steps);
+std::string describe(ReshardStep const& step);
+
+}  // namespace tessel::plan
