@@ -34,6 +34,15 @@ int main(int argc, char* argv[]) {
 
   auto replicated = tessel::device_put(b, tessel::NamedSharding(grid, P()));
   std::cout << "z + b with b replicated: b's local rows are sliced in place, no bytes move\n"
-            << tessel::explain(z + replicated);
+            << tessel::explain(z + replicated) << "\n";
+
+  // Views read their operand in place inside a fused kernel; reshape keeps a sharding that
+  // survives it without moving data; slicing a sharded dimension gathers it first.
+  std::cout << "exp(transpose(z)) * 2 with z on " << to_string(z.sharding()) << "\n"
+            << tessel::explain(exp(tessel::transpose(z)) * 2.0f);
+  std::cout << "reshape(z, (4, 256, 256))\n" << tessel::explain(tessel::reshape(z, {4, 256, 256}));
+  std::cout << "reshape(z, (1024, 16, 16))\n" << tessel::explain(tessel::reshape(z, {1024, 16, 16}));
+  std::cout << "slice(z, (0, 0), (512, 256)): rows 0..511\n" << tessel::explain(tessel::slice(z, {0, 0}, {512, 256}));
+  std::cout << "concatenate(1, z, z * 2)\n" << tessel::explain(tessel::concatenate(1, z, z * 2.0f));
   return 0;
 }

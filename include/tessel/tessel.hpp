@@ -12,6 +12,8 @@
 #include "tessel/expr/dot.hpp"
 #include "tessel/expr/elementwise.hpp"
 #include "tessel/expr/reduce.hpp"
+#include "tessel/expr/view.hpp"
+#include "tessel/expr/concatenate.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/jit.hpp"

@@ -7,6 +7,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/plan/plan.hpp"
+#include "tessel/plan/view_rules.hpp"
 
 namespace tessel::plan {
 namespace {
@@ -14,15 +15,7 @@ namespace {
 using AxisList = ShardLayout::AxisList;
 
 NamedSharding make_sharding(Mesh const& mesh, FixedVector<AxisList, max_rank> const& dims) {
-  FixedVector<DimSpec, max_rank> specs;
-  for (auto const& axes : dims) {
-    FixedVector<AxisName, max_mesh_axes> names;
-    for (auto a : axes) names.push_back(mesh.axes().name(a));
-    specs.push_back(DimSpec::of(names));
-  }
-  // Trailing replicated entries are dropped so that printed specs read like the user's.
-  while (!specs.empty() && specs.back().replicated()) specs.pop_back();
-  return NamedSharding(mesh, PartitionSpec::from_dims(specs));
+  return sharding_from_axes(mesh, dims);
 }
 
 // The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
@@ -111,6 +104,8 @@ struct Planner {
           natural[i] = partial_of(static_cast<int>(i), *natural[static_cast<std::size_t>(n.children[0])]).first;
           break;
         case NodeKind::dot: natural[i] = choose_dot(static_cast<int>(i), std::nullopt).after; break;
+        case NodeKind::view: natural[i] = view_of(static_cast<int>(i)).output; break;
+        case NodeKind::concatenate: natural[i] = choose_concat(static_cast<int>(i)); break;
       }
     }
   }
@@ -273,6 +268,32 @@ struct Planner {
     return *best;
   }
 
+  // A view's operand and result shardings, from the operand's natural sharding.
+  ViewShardings view_of(int i) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    GraphNode const& c = g[static_cast<std::size_t>(n.children[0])];
+    return view_shardings(n.view, c.shape, n.shape, *natural[static_cast<std::size_t>(n.children[0])]);
+  }
+
+  // concatenate's common operand sharding: each operand's sharding with the concatenated
+  // dimension unsharded is a candidate; the cheapest for all operands wins, ties to the earlier.
+  NamedSharding choose_concat(int i) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    std::optional<NamedSharding> best;
+    double best_cost = 0;
+    for (int c : n.children) {
+      NamedSharding candidate = unshard_dimension(*natural[static_cast<std::size_t>(c)], n.shape.size(), n.axis);
+      if (best && candidate.mesh().num_devices() < best->mesh().num_devices()) continue;  // uncommitted
+      double cost = 0;
+      for (int o : n.children) cost += reshard_cost(o, candidate);
+      if (!best || candidate.mesh().num_devices() > best->mesh().num_devices() || cost < best_cost) {
+        best = candidate;
+        best_cost = cost;
+      }
+    }
+    return *best;
+  }
+
   void assign(int i, std::optional<NamedSharding> const& req) {
     GraphNode const& n = g[static_cast<std::size_t>(i)];
     NodePlan& p = plans[static_cast<std::size_t>(i)];
@@ -307,6 +328,22 @@ struct Planner {
         assign(c, natural[static_cast<std::size_t>(c)]);
         auto [partial, axes] = partial_of(i, *plans[static_cast<std::size_t>(c)].out);
         complete_partial(p, partial, axes, req, n.shape.size());
+        return;
+      }
+      case NodeKind::view: {
+        ViewShardings v = view_of(i);
+        assign(n.children[0], v.input);
+        p.after_collective = v.output;  // the view's own sharding, before any reshard
+        p.out = req ? *req : v.output;
+        p.reshard = !(*p.out == v.output);
+        return;
+      }
+      case NodeKind::concatenate: {
+        NamedSharding common = *natural[static_cast<std::size_t>(i)];
+        for (int c : n.children) assign(c, common);
+        p.after_collective = common;
+        p.out = req ? *req : common;
+        p.reshard = !(*p.out == common);
         return;
       }
       case NodeKind::dot: {
@@ -404,15 +441,34 @@ struct StepWriter {
           ++count;
           return;
         }
-        [[fallthrough]];
+        materialize(i);
+        return;
+      case NodeKind::view:
+        if (p.reshard) {
+          materialize(i);
+          return;
+        }
+        operand(n.children[0]);
+        ops += std::format("{}{}(view)", ops.empty() ? "" : ", ", n.op);
+        ++count;
+        return;
       case NodeKind::constraint:
-      case NodeKind::dot: materialize(i); return;
+      case NodeKind::dot:
+      case NodeKind::concatenate: materialize(i); return;
     }
+  }
+
+  // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
+  void operand(int c) {
+    std::string ops;
+    int count = 0;
+    if (g[static_cast<std::size_t>(c)].kind == NodeKind::tensor) region(c, ops, count);
+    else materialize(c);
   }
 
   void kernel_step(int i, std::string const& ops, int count, std::string const& what) {
     NodePlan const& p = plans[static_cast<std::size_t>(i)];
-    auto const& s = p.partial ? *p.partial : *p.out;
+    auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
     steps.push_back({StepKind::kernel, i, s.mesh().num_devices(), 0, 0,
                      std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what,
                                  type_text(g[static_cast<std::size_t>(i)]), to_string(s.spec()), s.mesh().num_devices(),
@@ -443,11 +499,35 @@ struct StepWriter {
         if (p.reshard) reshard_step(i, *p.after_collective, *p.out, "result");
         return;
       }
-      case NodeKind::dot: {
-        for (int c : n.children) {
-          if (g[static_cast<std::size_t>(c)].kind == NodeKind::tensor) region(c, ops, count);
-          else materialize(c);
+      case NodeKind::view: {
+        operand(n.children[0]);
+        GraphNode const& c = g[static_cast<std::size_t>(n.children[0])];
+        auto const& s = *p.after_collective;
+        if (n.view.kind == ViewKind::reshape) {
+          steps.push_back({StepKind::view, i, s.mesh().num_devices(), 0, 0,
+                           std::format("view      reshape {} {} -> {} {}: zero-copy, each device's block is "
+                                       "reinterpreted",
+                                       type_text(c), to_string(plans[static_cast<std::size_t>(n.children[0])].out->spec()),
+                                       type_text(n), to_string(s.spec()))});
+        } else {
+          kernel_step(i, std::format("{}(view)", n.op), 1, n.op);
         }
+        if (p.reshard) reshard_step(i, s, *p.out, "result");
+        return;
+      }
+      case NodeKind::concatenate: {
+        for (int c : n.children) operand(c);
+        auto const& s = *p.after_collective;
+        steps.push_back({StepKind::kernel, i, s.mesh().num_devices(), 0, 0,
+                         std::format("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied "
+                                     "side by side",
+                                     n.axis, type_text(n), to_string(s.spec()), s.mesh().num_devices(),
+                                     n.children.size())});
+        if (p.reshard) reshard_step(i, s, *p.out, "result");
+        return;
+      }
+      case NodeKind::dot: {
+        for (int c : n.children) operand(c);
         auto const& s = *p.partial;
         Shape local = s.shard_shape(n.shape);
         std::string blocks;

@@ -1,5 +1,6 @@
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/device_groups.hpp"
+#include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/reshard.hpp"
 
 #include <algorithm>
@@ -33,20 +34,77 @@ Space make_space(Shape const& local, FixedVector<std::uint8_t, max_rank> const* 
   return s;
 }
 
-void leaf_strides(Shape const& leaf, Shape const& region, Space const& space, std::int64_t* stride) {
-  std::int64_t row_major[max_rank];
+namespace {
+void row_major_strides(Shape const& shape, std::int64_t* stride) {
   std::int64_t st = 1;
-  for (std::size_t j = leaf.size(); j-- > 0;) {
-    row_major[j] = st;
-    st *= leaf[j];
+  for (std::size_t j = shape.size(); j-- > 0;) {
+    stride[j] = st;
+    st *= shape[j];
   }
-  auto offset = static_cast<int>(region.size()) - static_cast<int>(leaf.size());
+}
+}  // namespace
+
+void leaf_strides(LeafLayout const& leaf, Shape const& region, Space const& space, std::int64_t* stride) {
+  auto offset = static_cast<int>(region.size()) - static_cast<int>(leaf.shape.size());
   for (int k = 0; k < space.rank; ++k) {
     int d = space.perm[k];
     int j = d - offset;
-    bool moves = d >= 0 && j >= 0 && leaf[static_cast<std::size_t>(j)] != 1;
-    stride[k] = moves ? row_major[j] : 0;
+    bool moves = d >= 0 && j >= 0 && leaf.shape[static_cast<std::size_t>(j)] != 1;
+    stride[k] = moves ? leaf.stride[j] : 0;
   }
+}
+
+void leaf_strides(Shape const& leaf, Shape const& region, Space const& space, std::int64_t* stride) {
+  LeafLayout layout{leaf, {}, 0};
+  row_major_strides(leaf, layout.stride);
+  leaf_strides(layout, region, space, stride);
+}
+
+LeafLayout view_layout(ViewSpec const& view, Shape const& in_local, Shape const& out_local) {
+  std::int64_t in_stride[max_rank];
+  row_major_strides(in_local, in_stride);
+  LeafLayout l{out_local, {}, 0};
+  switch (view.kind) {
+    case ViewKind::transpose:
+      for (std::size_t j = 0; j < view.perm.size(); ++j) l.stride[j] = in_stride[view.perm[j]];
+      break;
+    case ViewKind::slice:
+      // Sliced dimensions are unsharded (the planner saw to it), so start is a local index there;
+      // dimensions taken whole start at 0.
+      for (std::size_t d = 0; d < in_local.size(); ++d) {
+        l.stride[d] = in_stride[d];
+        l.offset += view.start[d] * in_stride[d];
+      }
+      break;
+    case ViewKind::reshape: row_major_strides(out_local, l.stride); break;
+  }
+  return l;
+}
+
+ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding) {
+  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards});
+  for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
+    out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
+  return out;
+}
+
+void concat_shards(std::vector<ImplPtr> const& parts, std::size_t axis, TensorImpl& out) {
+  Shape out_local = out.sharding.shard_shape(out.shape);
+  Box dst_box = Box::whole(out_local);
+  std::size_t element = size_of(out.dtype);
+  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
+    auto const& exec = device(out.shards[pos].device).exec;
+    std::int64_t at = 0;
+    for (auto const& part : parts) {
+      Box src_box = Box::whole(part->sharding.shard_shape(part->shape));
+      std::int64_t length = src_box[axis].size();
+      src_box[axis] = {at, at + length};
+      copy_region(exec, part->shards[pos].bytes.data(), src_box, out.shards[pos].bytes.data(), dst_box, src_box,
+                  element);
+      at += length;
+    }
+  }
+  fence_all_devices();
 }
 
 void collapse(Space& space, std::vector<std::int64_t*> const& strides) {

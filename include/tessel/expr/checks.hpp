@@ -22,11 +22,11 @@ Mesh const* mesh_of(E const& e) {
     return m.num_devices() > 1 ? &m : nullptr;
   } else if constexpr (E::kind == NodeKind::scalar) {
     return nullptr;
-  } else if constexpr (E::kind == NodeKind::elementwise) {
+  } else if constexpr (E::kind == NodeKind::elementwise || E::kind == NodeKind::concatenate) {
     Mesh const* found = nullptr;
     std::apply([&](auto const&... c) { ((found = found ? found : mesh_of(c)), ...); }, e.children);
     return found;
-  } else if constexpr (E::kind == NodeKind::reduce) {
+  } else if constexpr (E::kind == NodeKind::reduce || E::kind == NodeKind::view) {
     return mesh_of(e.child);
   } else if constexpr (E::kind == NodeKind::dot) {
     Mesh const* m = mesh_of(e.lhs);

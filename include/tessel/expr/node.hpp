@@ -14,7 +14,7 @@
 
 namespace tessel {
 
-enum class NodeKind : std::uint8_t { tensor, scalar, elementwise, reduce, constraint, dot };
+enum class NodeKind : std::uint8_t { tensor, scalar, elementwise, reduce, constraint, dot, view, concatenate };
 
 template <Element T>
 struct TensorNode {

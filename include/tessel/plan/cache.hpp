@@ -81,6 +81,16 @@ void signature(E const& e, Sink& sink) {
   } else if constexpr (E::kind == NodeKind::constraint) {
     signature(e.child, sink);
     sharding_signature(e.sharding, e.shape(), sink);
+  } else if constexpr (E::kind == NodeKind::view) {
+    signature(e.child, sink);
+    for (auto p : e.view.perm) sink.word(p);
+    for (auto d : e.view.start) sink.word(static_cast<std::uint64_t>(d));
+    for (auto d : e.view.limit) sink.word(static_cast<std::uint64_t>(d));
+    for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
+    sink.word(0xfffd);
+  } else if constexpr (E::kind == NodeKind::concatenate) {
+    std::apply([&](auto const&... c) { (signature(c, sink), ...); }, e.children);
+    sink.word(e.axis);
   }
 }
 

@@ -8,7 +8,9 @@
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
+#include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/dot.hpp"
+#include "tessel/expr/view.hpp"
 #include "tessel/expr/node.hpp"
 
 namespace tessel::plan {
@@ -19,11 +21,13 @@ struct GraphNode {
   char const* dtype;        // "float32", ..., "bool"
   std::size_t dtype_bytes;
   Shape shape;
-  FixedVector<int, 3> children;
+  std::vector<int> children;
   std::optional<NamedSharding> sharding;       // tensor: its sharding; constraint: the one required
   FixedVector<std::uint8_t, max_rank> axes;    // reduce
   bool keepdims = false;                       // reduce
   DotDims dot;                                 // dot
+  ViewSpec view;                               // view
+  std::uint8_t axis = 0;                       // concatenate
 };
 
 using Graph = std::vector<GraphNode>;
@@ -41,7 +45,7 @@ constexpr char const* dtype_name() {
 template <class E>
 int describe(E const& e, Graph& g) {
   using V = expr_value_t<E>;
-  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}};
+  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}, {}, 0};
   if constexpr (E::kind == NodeKind::tensor) {
     n.op = "tensor";
     n.sharding = e.tensor.sharding();
@@ -55,6 +59,14 @@ int describe(E const& e, Graph& g) {
     n.children.push_back(describe(e.child, g));
     n.axes = e.axes;
     n.keepdims = e.keepdims;
+  } else if constexpr (E::kind == NodeKind::view) {
+    n.op = e.view.kind == ViewKind::transpose ? "transpose" : e.view.kind == ViewKind::reshape ? "reshape" : "slice";
+    n.children.push_back(describe(e.child, g));
+    n.view = e.view;
+  } else if constexpr (E::kind == NodeKind::concatenate) {
+    n.op = "concatenate";
+    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g)), ...); }, e.children);
+    n.axis = e.axis;
   } else if constexpr (E::kind == NodeKind::dot) {
     n.op = "dot_general";
     n.children.push_back(describe(e.lhs, g));

@@ -15,12 +15,14 @@ enum class Collective : std::uint8_t { none, all_reduce, reduce_scatter };
 struct NodePlan {
   // The sharding the node's value finally has (after its collective and any reshard).
   std::optional<NamedSharding> out;
-  // tensor and constraint nodes, reduce nodes after their collective: reshard to `out` first.
+  // tensor and constraint nodes; reduce, dot, view and concatenate nodes after their own
+  // sharding (after_collective): reshard to `out`.
   bool reshard = false;
   // reduce nodes: evaluated row by row inside the consuming kernel (no kernel of its own).
   bool row_fused = false;
   // reduce nodes: the sharding of the per-device results before the collective (the input's
-  // tiling of the kept dimensions), the collective, and the sharding right after it.
+  // tiling of the kept dimensions), the collective, and the sharding right after it. View and
+  // concatenate nodes: after_collective is the sharding they produce.
   std::optional<NamedSharding> partial;
   Collective collective = Collective::none;
   FixedVector<std::uint8_t, max_mesh_axes> collective_axes;
@@ -30,7 +32,8 @@ struct NodePlan {
 // A reshard that is one collective is its own step kind; `reshard` is what moves no data between
 // devices (a local slice) or moves it by plain copies (between different meshes).
 enum class StepKind : std::uint8_t {
-  reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute
+  reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute,
+  view  // a reshape that reinterprets each device's block: no kernel, no data moved
 };
 
 struct Step {

@@ -84,6 +84,29 @@ template <class L, class R>
 struct eval_of<DotNode<L, R>> {
   using type = LeafEval<expr_value_t<DotNode<L, R>>>;
 };
+template <class Ch>
+struct eval_of<ViewNode<Ch>> {
+  using type = LeafEval<expr_value_t<Ch>>;
+};
+template <class... Ch>
+struct eval_of<ConcatNode<Ch...>> {
+  using type = LeafEval<expr_value_t<ConcatNode<Ch...>>>;
+};
+
+// How a view's result reads its operand's shard: the view's local shape, strides (elements) and
+// offset into the operand's row-major shard.
+struct LeafLayout {
+  Shape shape;
+  std::int64_t stride[max_rank]{};
+  std::int64_t offset = 0;
+};
+LeafLayout view_layout(ViewSpec const& view, Shape const& in_local, Shape const& out_local);
+// leaf_strides for a leaf with any layout.
+void leaf_strides(LeafLayout const& leaf, Shape const& region, Space const& space, std::int64_t* stride);
+// A reshape that keeps every device's block: the same shard memory under another shape.
+ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding);
+// Copies the operands' shards side by side along `axis` into out's (all share out's sharding).
+void concat_shards(std::vector<ImplPtr> const& parts, std::size_t axis, TensorImpl& out);
 
 class Executor {
  public:
@@ -171,6 +194,41 @@ class Executor {
       ++execution_counts().kernels;
       ImplPtr done = complete_reduce(partial, p, ReduceOp::sum);
       return p.reshard ? reshard_counted(done, *p.out) : done;
+    } else if constexpr (E::kind == NodeKind::view) {
+      using V = expr_value_t<E>;
+      ImplPtr in = materialize(e.child, base);
+      NamedSharding const& own = *p.after_collective;
+      ImplPtr v;
+      if (e.view.kind == ViewKind::reshape) {
+        v = reinterpret_shards(in, e.shape(), own);
+      } else {
+        auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, own);
+        Shape local = own.shard_shape(e.shape());
+        for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+          Space space = make_space(local, nullptr);
+          LeafEval<V> l = view_leaf<V>(e.view, in, static_cast<int>(pos), local, local, space);
+          collapse(space, {l.stride});
+          auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
+          auto const& exec = device(out->shards[pos].device).exec;
+          if (unit_rows(space, {l.stride})) launch_elementwise<true, false>(exec, l, o, space, false);
+          else launch_elementwise<false, false>(exec, l, o, space, false);
+        }
+        fence_all_devices();
+        ++execution_counts().kernels;
+        v = out;
+      }
+      return p.reshard ? reshard_counted(v, *p.out) : v;
+    } else if constexpr (E::kind == NodeKind::concatenate) {
+      using V = expr_value_t<E>;
+      std::vector<ImplPtr> parts;
+      int b = base;
+      std::apply([&](auto const&... c) {
+        ((parts.push_back(materialize(c, b)), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
+      }, e.children);
+      auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.after_collective);
+      concat_shards(parts, e.axis, *out);
+      ++execution_counts().kernels;
+      return p.reshard ? reshard_counted(out, *p.out) : ImplPtr(out);
     } else {
       static_assert(E::kind != NodeKind::scalar, "tessel: a scalar alone is not a tensor expression");
     }
@@ -198,9 +256,26 @@ class Executor {
     } else if constexpr (E::kind == NodeKind::reduce) {
       if (p.row_fused) prepare(e.child, base);
       else values_[static_cast<std::size_t>(id)] = materialize(e, base);
-    } else if constexpr (E::kind == NodeKind::constraint || E::kind == NodeKind::dot) {
+    } else if constexpr (E::kind == NodeKind::constraint || E::kind == NodeKind::dot ||
+                         E::kind == NodeKind::concatenate) {
       values_[static_cast<std::size_t>(id)] = materialize(e, base);
+    } else if constexpr (E::kind == NodeKind::view) {
+      // Read in place by the region (bind), unless the region wants it sharded otherwise.
+      if (p.reshard) values_[static_cast<std::size_t>(id)] = materialize(e, base);
+      else values_[static_cast<std::size_t>(id - 1)] = materialize(e.child, base);
     }
+  }
+
+  // A view of `in` (the operand's value) as a leaf of a region of local shape `region`; `local`
+  // is the view's own local shape.
+  template <class T>
+  LeafEval<T> view_leaf(ViewSpec const& view, ImplPtr const& in, int pos, Shape const& local, Shape const& region,
+                        Space const& space) {
+    LeafLayout layout = view_layout(view, in->sharding.shard_shape(in->shape), local);
+    LeafEval<T> l;
+    l.data = reinterpret_cast<T const*>(in->shards[static_cast<std::size_t>(pos)].bytes.data()) + layout.offset;
+    leaf_strides(layout, region, space, l.stride);
+    return l;
   }
 
   template <class E>
@@ -233,8 +308,13 @@ class Executor {
     int id = base + node_count<E>::value - 1;
     auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
     using V = expr_value_t<E>;
-    if constexpr (E::kind == NodeKind::tensor || E::kind == NodeKind::constraint || E::kind == NodeKind::dot) {
+    if constexpr (E::kind == NodeKind::tensor || E::kind == NodeKind::constraint || E::kind == NodeKind::dot ||
+                  E::kind == NodeKind::concatenate) {
       return leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
+    } else if constexpr (E::kind == NodeKind::view) {
+      if (p.reshard) return leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
+      return view_leaf<V>(e.view, values_[static_cast<std::size_t>(id - 1)], pos, p.out->shard_shape(e.shape()), region,
+                          space);
     } else if constexpr (E::kind == NodeKind::scalar) {
       return {e.value};
     } else if constexpr (E::kind == NodeKind::elementwise) {

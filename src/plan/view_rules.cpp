@@ -1,0 +1,109 @@
+#include "tessel/plan/view_rules.hpp"
+
+#include <vector>
+
+namespace tessel::plan {
+
+using AxisList = ShardLayout::AxisList;
+using DimAxes = FixedVector<AxisList, max_rank>;
+
+NamedSharding sharding_from_axes(Mesh const& mesh, DimAxes const& dims) {
+  FixedVector<DimSpec, max_rank> specs;
+  for (auto const& axes : dims) {
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (auto a : axes) names.push_back(mesh.axes().name(a));
+    specs.push_back(DimSpec::of(names));
+  }
+  while (!specs.empty() && specs.back().replicated()) specs.pop_back();
+  return NamedSharding(mesh, PartitionSpec::from_dims(specs));
+}
+
+namespace {
+
+DimAxes dims_of(NamedSharding const& s, std::size_t rank) {
+  DimAxes dims;
+  for (std::size_t d = 0; d < rank; ++d) dims.push_back(s.layout().dim_axes(d));
+  return dims;
+}
+
+// Groups of operand dimensions [i0, i1) and result dimensions [j0, j1) of equal element count,
+// the finest such split of a row-major reshape.
+struct Group {
+  std::size_t i0, i1, j0, j1;
+};
+std::vector<Group> reshape_groups(Shape const& in, Shape const& out) {
+  std::vector<Group> groups;
+  if (in.num_elements() == 0) {
+    groups.push_back({0, in.size(), 0, out.size()});
+    return groups;
+  }
+  std::size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    Group g{i, i, j, j};
+    std::int64_t pi = 1, pj = 1;
+    // Take one dimension from each side (a side that ran out has only size-1 dimensions left on
+    // the other), then grow the smaller product until they meet.
+    if (i < in.size()) pi *= in[i++];
+    if (j < out.size()) pj *= out[j++];
+    while (pi != pj) {
+      if (pi < pj && i < in.size()) pi *= in[i++];
+      else if (j < out.size()) pj *= out[j++];
+      else break;  // cannot happen for equal element counts
+    }
+    g.i1 = i;
+    g.j1 = j;
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+std::size_t first_nontrivial(Shape const& s, std::size_t b, std::size_t e) {
+  for (std::size_t d = b; d < e; ++d)
+    if (s[d] > 1) return d;
+  return b;
+}
+
+}  // namespace
+
+ViewShardings view_shardings(ViewSpec const& view, Shape const& in_shape, Shape const& out_shape,
+                             NamedSharding const& operand) {
+  Mesh const& mesh = operand.mesh();
+  DimAxes in = dims_of(operand, in_shape.size());
+  DimAxes out;
+  switch (view.kind) {
+    case ViewKind::transpose:
+      for (auto p : view.perm) out.push_back(in[p]);
+      break;
+    case ViewKind::slice:
+      for (std::size_t d = 0; d < in_shape.size(); ++d)
+        if (view.start[d] != 0 || view.limit[d] != in_shape[d]) in[d].clear();
+      out = in;
+      break;
+    case ViewKind::reshape: {
+      out = DimAxes(out_shape.size(), AxisList{});
+      for (Group const& g : reshape_groups(in_shape, out_shape)) {
+        std::size_t fi = first_nontrivial(in_shape, g.i0, g.i1);
+        std::size_t fo = first_nontrivial(out_shape, g.j0, g.j1);
+        AxisList keep;
+        if (fi < g.i1 && fo < g.j1) {
+          keep = in[fi];
+          std::int64_t n = 1;
+          for (auto a : keep) n *= mesh.axes().size(a);
+          if (out_shape[fo] % n != 0) keep.clear();
+        }
+        for (std::size_t d = g.i0; d < g.i1; ++d) in[d] = d == fi ? keep : AxisList{};
+        if (fo < g.j1) out[fo] = keep;
+      }
+      break;
+    }
+  }
+  return {sharding_from_axes(mesh, in), sharding_from_axes(mesh, out)};
+}
+
+NamedSharding unshard_dimension(NamedSharding const& operand, std::size_t rank, std::size_t axis) {
+  DimAxes dims = dims_of(operand, rank);
+  dims[axis].clear();
+  return sharding_from_axes(operand.mesh(), dims);
+}
+
+}  // namespace tessel::plan
