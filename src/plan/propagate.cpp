@@ -261,7 +261,7 @@ struct Planner {
         c.after = *req;
       } else {
         c.cost += model.all_reduce_us(out_bytes, group);
-        if (req) c.cost += model.transfer_us(static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, c.after, *req)));
+        if (req) c.cost += model.reshard_us(decompose(n.shape, n.dtype_bytes, c.after, *req));
       }
       if (!best || c.cost < best->cost) best = c;
     }

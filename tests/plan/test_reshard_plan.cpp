@@ -238,3 +238,25 @@ TEST_CASE("the cost model chooses between gathering a weight and all-reducing th
   CHECK(q.count(plan::StepKind::all_gather) == 1);
   CHECK_THAT(plan::to_string(q), ContainsSubstring("all-gather over ('mp') (groups of 2): operand float32[4096,128]"));
 }
+
+TEST_CASE("a changed cost model re-plans instead of reusing the cached choice", "[plan][cost][cache]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = random::normal(PRNGKey(1), {64, 4096}, NamedSharding(mesh, P("dp", None)));
+  auto w = random::normal(PRNGKey(2), {4096, 128}, NamedSharding(mesh, P("mp", None)));
+  auto& model = plan::cost_model();
+  plan::CostModel saved = model;
+  CHECK(plan_of(matmul(x, w)).count(plan::StepKind::all_reduce) == 1);
+  auto plans = plan::cached_plans();
+  model.all_reduce.latency_us = 1000;
+  auto const& q = plan_of(matmul(x, w));
+  CHECK(plan::cached_plans() == plans + 1);
+  CHECK(q.count(plan::StepKind::all_gather) == 1);
+  Tensor<float> gathered = matmul(x, w);
+  model = saved;
+  CHECK(plan_of(matmul(x, w)).count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan::cached_plans() == plans + 1);  // the first plan again, from the cache
+  Tensor<float> reduced = matmul(x, w);
+  auto a = gathered.to_host(), b = reduced.to_host();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(std::abs(a[i] - b[i]) <= 1e-3f * (1 + std::abs(b[i])));
+}

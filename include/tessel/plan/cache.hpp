@@ -3,6 +3,7 @@
 // look-up hashes the expression by walking it and compares against stored signatures the same
 // way, so a hit allocates nothing: the second call of the same computation costs a hash, a
 // compare and the launches.
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -94,9 +95,24 @@ void signature(E const& e, Sink& sink) {
   }
 }
 
+// The cost model is part of the key: after a calibration (or a user's change) plans are made
+// again with the new figures instead of the cached choices.
+template <class Sink>
+void model_signature(CostModel const& m, Sink& sink) {
+  auto word = [&](double v) { sink.word(std::bit_cast<std::uint64_t>(v)); };
+  word(m.latency_us);
+  word(m.bandwidth_GBps);
+  for (AlphaBeta const* ab : {&m.all_gather, &m.reduce_scatter, &m.all_reduce, &m.all_to_all, &m.collective_permute,
+                              &m.local_copy}) {
+    word(ab->latency_us);
+    word(ab->bandwidth_GBps);
+  }
+}
+
 template <class E, class Sink>
 void full_signature(E const& e, std::optional<NamedSharding> const& out, Sink& sink) {
   sink.word(reinterpret_cast<std::uintptr_t>(&type_anchor<E>));
+  model_signature(cost_model(), sink);
   signature(e, sink);
   if (out) sharding_signature(*out, e.shape(), sink);
   else sink.word(0xdead);
