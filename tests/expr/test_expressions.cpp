@@ -183,9 +183,48 @@ TEST_CASE("softmax along a sharded axis reduces across devices", "[expr][softmax
   require_close(eval(softmax(x)).to_host(), eval(softmax(whole)).to_host(), 1e-5);
   require_close(eval(log_softmax(x, 0)).to_host(), eval(log_softmax(whole, 0)).to_host(), 1e-5);
   require_close(eval(logsumexp(x, 1)).to_host(), eval(logsumexp(whole, 1)).to_host(), 1e-5);
-  // max over 'b' appears twice in softmax's expression (numerator and denominator) and is not yet
-  // shared between them, then the sum: three all-reduces.
-  CHECK(plan_of(softmax(x)).count(plan::StepKind::all_reduce) == 3);
+  // max over 'b' appears twice in softmax's expression (numerator and denominator): computed once
+  // and shared, then the sum: two all-reduces.
+  CHECK(plan_of(softmax(x)).count(plan::StepKind::all_reduce) == 2);
+  auto before = execution_counts();
+  Tensor<float> y = softmax(x);
+  CHECK(execution_counts().all_reduces == before.all_reduces + 2);
+}
+
+TEST_CASE("common subexpressions: a value computed twice is computed once, per tensor identity",
+          "[expr][cse]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  NamedSharding s(mesh, P("a", "b"));
+  auto x = put({16, 32}, s, 30);
+  auto y = put({16, 32}, s, 31);
+  auto whole_x = device_put(x.to_host(), x.shape()), whole_y = device_put(y.to_host(), y.shape());
+  // Same tensor: one reduction kernel, one all-reduce.
+  auto same = max(x, 1, true) * max(x, 1, true) + x;
+  CHECK(plan_of(same).count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan_of(same).count(plan::StepKind::kernel) == 2);
+  auto before = execution_counts();
+  Tensor<float> r_same = same;
+  CHECK(execution_counts().all_reduces == before.all_reduces + 1);
+  require_close(r_same.to_host(), eval(max(whole_x, 1, true) * max(whole_x, 1, true) + whole_x).to_host(), 1e-6);
+  // The same expression type over two tensors: nothing is shared, and the plan is another one.
+  auto plans = plan::cached_plans();
+  auto other = max(x, 1, true) * max(y, 1, true) + x;
+  CHECK(plan_of(other).count(plan::StepKind::all_reduce) == 2);
+  CHECK(plan::cached_plans() == plans + 1);
+  require_close(eval(other).to_host(), eval(max(whole_x, 1, true) * max(whole_y, 1, true) + whole_x).to_host(), 1e-6);
+  // A tensor used twice with the same reshard is moved once.
+  auto z = put({16, 32}, NamedSharding(mesh, P("b", "a")), 32);
+  auto twice = concatenate(1, z, z * 2.0f);
+  CHECK(plan_of(twice).count(plan::StepKind::all_gather) + plan_of(twice).count(plan::StepKind::all_to_all) +
+            plan_of(twice).count(plan::StepKind::reshard) ==
+        1);
+  auto hz = z.to_host();
+  std::vector<float> want;
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 32; ++c) want.push_back(hz[static_cast<std::size_t>(r * 32 + c)]);
+    for (int c = 0; c < 32; ++c) want.push_back(hz[static_cast<std::size_t>(r * 32 + c)] * 2.0f);
+  }
+  CHECK(eval(twice).to_host() == want);
 }
 
 TEST_CASE("operands with different shardings: the cheaper one is resharded", "[expr][propagation]") {

@@ -60,37 +60,40 @@ void sharding_signature(NamedSharding const& s, Shape const& shape, Sink& sink) 
 template <class E>
 inline constexpr char type_anchor = 0;
 
+// `leaves` records which tensor leaves are the same tensor (by leaf ordinal), the pattern the
+// planner's common-subexpression sharing depends on (GraphNode::alias).
 template <class E, class Sink>
-void signature(E const& e, Sink& sink) {
+void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
   if constexpr (E::kind == NodeKind::tensor) {
     for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
     sharding_signature(e.tensor.sharding(), e.shape(), sink);
+    sink.word(static_cast<std::uint64_t>(leaves.alias(e.tensor.impl_ptr().get(), leaves.count)));
   } else if constexpr (E::kind == NodeKind::elementwise) {
-    std::apply([&](auto const&... c) { (signature(c, sink), ...); }, e.children);
+    std::apply([&](auto const&... c) { (signature(c, sink, leaves), ...); }, e.children);
   } else if constexpr (E::kind == NodeKind::reduce) {
-    signature(e.child, sink);
+    signature(e.child, sink, leaves);
     sink.word(e.keepdims);
     for (auto a : e.axes) sink.word(a);
     sink.word(0xffff);
   } else if constexpr (E::kind == NodeKind::dot) {
-    signature(e.lhs, sink);
-    signature(e.rhs, sink);
+    signature(e.lhs, sink, leaves);
+    signature(e.rhs, sink, leaves);
     for (auto const* list : {&e.dims.lhs_contract, &e.dims.rhs_contract, &e.dims.lhs_batch, &e.dims.rhs_batch}) {
       for (auto d : *list) sink.word(d);
       sink.word(0xfffe);
     }
   } else if constexpr (E::kind == NodeKind::constraint) {
-    signature(e.child, sink);
+    signature(e.child, sink, leaves);
     sharding_signature(e.sharding, e.shape(), sink);
   } else if constexpr (E::kind == NodeKind::view) {
-    signature(e.child, sink);
+    signature(e.child, sink, leaves);
     for (auto p : e.view.perm) sink.word(p);
     for (auto d : e.view.start) sink.word(static_cast<std::uint64_t>(d));
     for (auto d : e.view.limit) sink.word(static_cast<std::uint64_t>(d));
     for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
     sink.word(0xfffd);
   } else if constexpr (E::kind == NodeKind::concatenate) {
-    std::apply([&](auto const&... c) { (signature(c, sink), ...); }, e.children);
+    std::apply([&](auto const&... c) { (signature(c, sink, leaves), ...); }, e.children);
     sink.word(e.axis);
   }
 }
@@ -113,7 +116,8 @@ template <class E, class Sink>
 void full_signature(E const& e, std::optional<NamedSharding> const& out, Sink& sink) {
   sink.word(reinterpret_cast<std::uintptr_t>(&type_anchor<E>));
   model_signature(cost_model(), sink);
-  signature(e, sink);
+  LeafIdentities leaves;
+  signature(e, sink, leaves);
   if (out) sharding_signature(*out, e.shape(), sink);
   else sink.word(0xdead);
 }

@@ -28,7 +28,13 @@ struct GraphNode {
   DotDims dot;                                 // dot
   ViewSpec view;                               // view
   std::uint8_t axis = 0;                       // concatenate
+  // tensor: the graph index of the first tensor node holding the same tensor (its own index when
+  // none does), among the first max_aliased_leaves tensor nodes; the plan cache keys on the same
+  // pattern (cache.hpp), so a plan's common subexpressions hold for every call that hits it.
+  int alias = -1;
 };
+
+inline constexpr int max_aliased_leaves = 32;
 
 using Graph = std::vector<GraphNode>;
 
@@ -41,44 +47,71 @@ constexpr char const* dtype_name() {
   else return "weak";
 }
 
+// Tensor leaves seen so far while describing (for GraphNode::alias).
+struct LeafIdentities {
+  void const* impl[max_aliased_leaves]{};
+  int node[max_aliased_leaves]{};
+  int count = 0;
+  // The graph index of the first leaf with this tensor, or `self` (and remembers it).
+  int alias(void const* p, int self) {
+    if (count >= max_aliased_leaves) return self;
+    for (int k = 0; k < count; ++k)
+      if (impl[k] == p) {
+        impl[count] = p;
+        node[count++] = self;
+        return node[k];
+      }
+    impl[count] = p;
+    node[count++] = self;
+    return self;
+  }
+};
+
 // Appends e's subtree to g in post-order and returns e's index.
 template <class E>
-int describe(E const& e, Graph& g) {
+int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
-  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}, {}, 0};
+  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}, {}, 0, -1};
   if constexpr (E::kind == NodeKind::tensor) {
     n.op = "tensor";
     n.sharding = e.tensor.sharding();
+    n.alias = leaves.alias(e.tensor.impl_ptr().get(), static_cast<int>(g.size()));
   } else if constexpr (E::kind == NodeKind::scalar) {
     n.op = "scalar";
   } else if constexpr (E::kind == NodeKind::elementwise) {
     n.op = E::op::name;
-    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g)), ...); }, e.children);
+    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g, leaves)), ...); }, e.children);
   } else if constexpr (E::kind == NodeKind::reduce) {
     n.op = E::op::name;
-    n.children.push_back(describe(e.child, g));
+    n.children.push_back(describe(e.child, g, leaves));
     n.axes = e.axes;
     n.keepdims = e.keepdims;
   } else if constexpr (E::kind == NodeKind::view) {
     n.op = e.view.kind == ViewKind::transpose ? "transpose" : e.view.kind == ViewKind::reshape ? "reshape" : "slice";
-    n.children.push_back(describe(e.child, g));
+    n.children.push_back(describe(e.child, g, leaves));
     n.view = e.view;
   } else if constexpr (E::kind == NodeKind::concatenate) {
     n.op = "concatenate";
-    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g)), ...); }, e.children);
+    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g, leaves)), ...); }, e.children);
     n.axis = e.axis;
   } else if constexpr (E::kind == NodeKind::dot) {
     n.op = "dot_general";
-    n.children.push_back(describe(e.lhs, g));
-    n.children.push_back(describe(e.rhs, g));
+    n.children.push_back(describe(e.lhs, g, leaves));
+    n.children.push_back(describe(e.rhs, g, leaves));
     n.dot = e.dims;
   } else {
     n.op = "constraint";
-    n.children.push_back(describe(e.child, g));
+    n.children.push_back(describe(e.child, g, leaves));
     n.sharding = e.sharding;
   }
   g.push_back(n);
   return static_cast<int>(g.size()) - 1;
+}
+
+template <class E>
+int describe(E const& e, Graph& g) {
+  LeafIdentities leaves;
+  return describe(e, g, leaves);
 }
 
 }  // namespace tessel::plan

@@ -27,6 +27,11 @@ struct NodePlan {
   Collective collective = Collective::none;
   FixedVector<std::uint8_t, max_mesh_axes> collective_axes;
   std::optional<NamedSharding> after_collective;
+  // tensor nodes (their reshard) and boundaries (reduce, dot, constraint, concatenate): an earlier
+  // node computing the same value with the same plan, whose value this one reuses; -1 for none.
+  int same_as = -1;
+
+  friend bool operator==(NodePlan const&, NodePlan const&) = default;
 };
 
 // A reshard that is one collective is its own step kind; `reshard` is what moves no data between

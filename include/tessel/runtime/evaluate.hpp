@@ -112,9 +112,24 @@ class Executor {
  public:
   explicit Executor(plan::Plan const& plan) : plan_(plan), values_(plan.nodes.size()) {}
 
-  // The value of node e (post-order numbers base .. base + node_count - 1) as a tensor.
+  // The value of node e (post-order numbers base .. base + node_count - 1) as a tensor. A
+  // boundary the planner found computed already (same_as) is not computed again.
   template <class E>
   ImplPtr materialize(E const& e, int base) {
+    if constexpr (E::kind == NodeKind::reduce || E::kind == NodeKind::dot || E::kind == NodeKind::constraint ||
+                  E::kind == NodeKind::concatenate) {
+      auto id = static_cast<std::size_t>(base + node_count<E>::value - 1);
+      int same = plan_.nodes[id].same_as;
+      if (same >= 0 && values_[static_cast<std::size_t>(same)]) return values_[id] = values_[static_cast<std::size_t>(same)];
+      return values_[id] = compute(e, base);
+    } else {
+      return compute(e, base);
+    }
+  }
+
+ private:
+  template <class E>
+  ImplPtr compute(E const& e, int base) {
     int id = base + node_count<E>::value - 1;
     auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
     if constexpr (E::kind == NodeKind::tensor) {
@@ -234,7 +249,6 @@ class Executor {
     }
   }
 
- private:
   // The sharding a region's input node is read with (its plan's out).
   template <class E>
   NamedSharding const& input_sharding(E const&, int id) {
@@ -248,7 +262,9 @@ class Executor {
     auto const& p = plan_.nodes[static_cast<std::size_t>(id)];
     if constexpr (E::kind == NodeKind::tensor) {
       ImplPtr v = e.tensor.impl_ptr();
-      values_[static_cast<std::size_t>(id)] = p.reshard ? reshard_counted(v, *p.out) : v;
+      if (p.same_as >= 0 && values_[static_cast<std::size_t>(p.same_as)])
+        values_[static_cast<std::size_t>(id)] = values_[static_cast<std::size_t>(p.same_as)];
+      else values_[static_cast<std::size_t>(id)] = p.reshard ? reshard_counted(v, *p.out) : v;
     } else if constexpr (E::kind == NodeKind::elementwise) {
       int b = base;
       std::apply([&](auto const&... c) { ((prepare(c, b), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...); },
