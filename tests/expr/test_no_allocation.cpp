@@ -49,6 +49,18 @@ TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[ex
   CHECK(p1.count(plan::StepKind::kernel) == 1);
   CHECK(p2.count(plan::StepKind::kernel) == 1);
 
+  // Views, concatenate and matmul too.
+  auto w = random::normal(PRNGKey(2), {32, 16}, NamedSharding(mesh, P()));
+  auto build_more = [&] {
+    return concatenate(0, reshape(slice_in_dim(transpose(x), 0, 16, 0), {16, 64}), matmul(transpose(w), transpose(x)));
+  };
+  (void)plan_of(build_more());
+  long views_before = allocations.load();
+  auto more = build_more();
+  auto const& p3 = plan_of(more);
+  CHECK(allocations.load() - views_before == 0);
+  CHECK(p3.count(plan::StepKind::kernel) >= 2);
+
   // The counter does see allocations (the test can fail): a plan miss allocates.
   long miss_before = allocations.load();
   (void)plan_of(exp(x) + a);
