@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "copy_baseline.hpp"
+#include "tessel/runtime/reshard.hpp"
 
 namespace {
 
@@ -42,6 +43,15 @@ void BM_reshard_rows_to_columns(benchmark::State& state) {
   bench::time_against_copy(state, bytes, [&] { benchmark::DoNotOptimize(device_put(x, cols)); });
 }
 
+// The same reshard through the generic box-copy path (what ran before reshards became
+// collectives), to compare the two in one binary.
+void BM_reshard_rows_to_columns_by_copies(benchmark::State& state) {
+  auto x = device_put(host_data(), shape(), NamedSharding(mesh(), P("data", None)));
+  NamedSharding cols(mesh(), P(None, "data"));
+  bench::time_against_copy(state, bytes,
+                           [&] { benchmark::DoNotOptimize(detail::reshard_by_copies(*x.impl_ptr(), cols)); });
+}
+
 void BM_gather_rows(benchmark::State& state) {
   auto x = device_put(host_data(), shape(), NamedSharding(mesh(), P("data", None)));
   std::vector<float> out(host_data().size());
@@ -59,6 +69,7 @@ void BM_gather_columns(benchmark::State& state) {
 BENCHMARK(BM_device_put_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_device_put_columns)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_reshard_rows_to_columns)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_reshard_rows_to_columns_by_copies)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gather_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gather_columns)->UseManualTime()->Unit(benchmark::kMillisecond);
 
