@@ -285,3 +285,22 @@ TEST_CASE("bad view arguments fail naming the dimension, sizes or axes", "[expr]
   (void)other;
   CHECK(x.to_host() == host_before);
 }
+
+TEST_CASE("reshape with size-1 and empty dimensions", "[expr][view]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  Shape shape{1, 8, 4};
+  auto host = iota_data<float>(shape);
+  auto x = put(host, shape, NamedSharding(mesh, P(None, {"a", "b"})));
+  // Leading and trailing 1s do not stop the sharding of the 8 from surviving.
+  Tensor<float> r = reshape(x, {8, 4, 1});
+  CHECK(r.sharding() == NamedSharding(mesh, P({"a", "b"})));
+  CHECK(r.to_host() == host);
+  Tensor<float> flat = reshape(x, {32});
+  CHECK(flat.sharding() == NamedSharding(mesh, P({"a", "b"})));
+  CHECK(flat.to_host() == host);
+  // An empty tensor reshapes to another empty shape.
+  auto empty = put({}, {0, 8}, NamedSharding(mesh, P(None, "b")));
+  Tensor<float> e = reshape(empty, {8, 0});
+  CHECK(e.shape() == Shape{8, 0});
+  CHECK(e.to_host().empty());
+}
