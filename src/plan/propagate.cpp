@@ -14,10 +14,6 @@ namespace {
 
 using AxisList = ShardLayout::AxisList;
 
-NamedSharding make_sharding(Mesh const& mesh, FixedVector<AxisList, max_rank> const& dims) {
-  return sharding_from_axes(mesh, dims);
-}
-
 // The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
 // into it (dimensions aligned from the right; broadcast dimensions are not split).
 NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to) {
@@ -28,7 +24,7 @@ NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to
     if (d < 0 || from[static_cast<std::size_t>(d)] != to[j]) dims.push_back({});
     else dims.push_back(s.layout().dim_axes(static_cast<std::size_t>(d)));
   }
-  return make_sharding(s.mesh(), dims);
+  return sharding_from_axes(s.mesh(), dims);
 }
 
 struct Planner {
@@ -53,7 +49,7 @@ struct Planner {
         dims.push_back(input.layout().dim_axes(d));
       }
     }
-    return {make_sharding(input.mesh(), dims), partial};
+    return {sharding_from_axes(input.mesh(), dims), partial};
   }
 
   double reshard_cost(int child, NamedSharding const& target) const {
@@ -65,11 +61,12 @@ struct Planner {
     return model.reshard_us(decompose(c.shape, c.dtype_bytes, *have, target));
   }
 
-  // The operand tiling an elementwise node adopts: the candidate (each operand's tiling seen from
-  // the result) with the least total cost to bring every operand to it. Ties go to the earlier
-  // operand, so the choice is deterministic. Operands on a single device (uncommitted) only
-  // propose when nothing else does.
-  NamedSharding choose_elementwise(int i) const {
+  // The operand tiling a node adopts: among the candidates (one per operand, from
+  // `candidate_of(operand)`), the one with the least total cost to bring every operand to it (seen
+  // from that operand's shape). Ties go to the earlier operand, so the choice is deterministic.
+  // Operands on a single device (uncommitted) only propose when nothing else does.
+  template <class CandidateOf>
+  NamedSharding cheapest_tiling(int i, CandidateOf const& candidate_of) const {
     GraphNode const& n = g[static_cast<std::size_t>(i)];
     std::optional<NamedSharding> best;
     double best_cost = 0;
@@ -80,7 +77,7 @@ struct Planner {
     for (int c : n.children) {
       auto const& s = natural[static_cast<std::size_t>(c)];
       if (!s || (any_multi && s->mesh().num_devices() == 1)) continue;
-      NamedSharding candidate = project(*s, g[static_cast<std::size_t>(c)].shape, n.shape);
+      NamedSharding candidate = candidate_of(c, *s);
       double cost = 0;
       for (int o : n.children)
         cost += reshard_cost(o, project(candidate, n.shape, g[static_cast<std::size_t>(o)].shape));
@@ -90,6 +87,19 @@ struct Planner {
       }
     }
     return *best;
+  }
+
+  // Elementwise operands: each operand's tiling seen from the result.
+  NamedSharding choose_elementwise(int i) const {
+    Shape const& shape = g[static_cast<std::size_t>(i)].shape;
+    return cheapest_tiling(i, [&](int c, NamedSharding const& s) { return project(s, g[static_cast<std::size_t>(c)].shape, shape); });
+  }
+
+  // concatenate's common operand sharding: an operand's sharding with the concatenated dimension
+  // unsharded.
+  NamedSharding choose_concat(int i) const {
+    GraphNode const& n = g[static_cast<std::size_t>(i)];
+    return cheapest_tiling(i, [&](int, NamedSharding const& s) { return unshard_dimension(s, n.shape.size(), n.axis); });
   }
 
   void forward() {
@@ -250,8 +260,8 @@ struct Planner {
         rdims[rfree[k]] = f.n[k];
         odims.push_back(f.n[k]);
       }
-      DotChoice c{make_sharding(mesh, ldims), make_sharding(mesh, rdims), make_sharding(mesh, odims),
-                  make_sharding(mesh, odims), k_axes, 0};
+      DotChoice c{sharding_from_axes(mesh, ldims), sharding_from_axes(mesh, rdims), sharding_from_axes(mesh, odims),
+                  sharding_from_axes(mesh, odims), k_axes, 0};
       c.cost = reshard_cost(n.children[0], c.lhs) + reshard_cost(n.children[1], c.rhs);
       double out_bytes = static_cast<double>(c.partial.shard_shape(n.shape).num_elements() * n.dtype_bytes);
       int group = 1;
@@ -273,25 +283,6 @@ struct Planner {
     GraphNode const& n = g[static_cast<std::size_t>(i)];
     GraphNode const& c = g[static_cast<std::size_t>(n.children[0])];
     return view_shardings(n.view, c.shape, n.shape, *natural[static_cast<std::size_t>(n.children[0])]);
-  }
-
-  // concatenate's common operand sharding: each operand's sharding with the concatenated
-  // dimension unsharded is a candidate; the cheapest for all operands wins, ties to the earlier.
-  NamedSharding choose_concat(int i) const {
-    GraphNode const& n = g[static_cast<std::size_t>(i)];
-    std::optional<NamedSharding> best;
-    double best_cost = 0;
-    for (int c : n.children) {
-      NamedSharding candidate = unshard_dimension(*natural[static_cast<std::size_t>(c)], n.shape.size(), n.axis);
-      if (best && candidate.mesh().num_devices() < best->mesh().num_devices()) continue;  // uncommitted
-      double cost = 0;
-      for (int o : n.children) cost += reshard_cost(o, candidate);
-      if (!best || candidate.mesh().num_devices() > best->mesh().num_devices() || cost < best_cost) {
-        best = candidate;
-        best_cost = cost;
-      }
-    }
-    return *best;
   }
 
   void assign(int i, std::optional<NamedSharding> const& req) {
@@ -603,9 +594,7 @@ void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
   };
   // Same value and the same plan for every node of the two subtrees.
   auto same_plans = [&](auto& self, std::size_t i, std::size_t j) -> bool {
-    NodePlan a = plans[i], b = plans[j];
-    a.same_as = b.same_as = -1;  // already-shared operands still compute the same
-    if (!(a == b)) return false;
+    if (!computes_alike(plans[i], plans[j])) return false;
     for (std::size_t k = 0; k < g[i].children.size(); ++k)
       if (!self(self, static_cast<std::size_t>(g[i].children[k]), static_cast<std::size_t>(g[j].children[k]))) return false;
     return true;

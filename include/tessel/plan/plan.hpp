@@ -34,6 +34,12 @@ struct NodePlan {
   friend bool operator==(NodePlan const&, NodePlan const&) = default;
 };
 
+// Two nodes planned to compute alike: the same plan, whether or not either reuses another value.
+inline bool computes_alike(NodePlan a, NodePlan b) {
+  a.same_as = b.same_as = -1;
+  return a == b;
+}
+
 // A reshard that is one collective is its own step kind; `reshard` is what moves no data between
 // devices (a local slice) or moves it by plain copies (between different meshes).
 enum class StepKind : std::uint8_t {

@@ -345,13 +345,8 @@ class Executor {
       typename eval_of<E>::type r{};
       if (p.row_fused) {
         r.fused = true;
-        r.child = bind(e.child, base, pos, region, space);
-        r.length = space.extent[space.rank - 1];
-        std::vector<std::int64_t*> strides;
-        r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
-        r.unit_rows = unit_rows(space, strides);
+        bind_row_reduction(r, e, base, pos, region, space);
         r.child_fused = r.child.all_reduces_fused();
-        if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
       } else {
         r.leaf = leaf<V>(values_[static_cast<std::size_t>(id)], pos, region, space);
       }
@@ -417,11 +412,7 @@ class Executor {
   // same way: same tensors, scalars, axes and plans?
   template <class E>
   bool same_value(E const& a, int a_base, E const& b, int b_base) const {
-    auto const& pa = plan_at<E>(a_base);
-    auto const& pb = plan_at<E>(b_base);
-    if (pa.out != pb.out || pa.reshard != pb.reshard || pa.row_fused != pb.row_fused || pa.partial != pb.partial ||
-        pa.collective != pb.collective)
-      return false;
+    if (!plan::computes_alike(plan_at<E>(a_base), plan_at<E>(b_base))) return false;
     if constexpr (E::kind == NodeKind::tensor) {
       return a.tensor.impl_ptr() == b.tensor.impl_ptr();
     } else if constexpr (E::kind == NodeKind::scalar) {
@@ -460,14 +451,9 @@ class Executor {
       return l;
     } else if constexpr (std::same_as<E, R>) {
       cached_eval_t<E, R> r{};
-      r.child = bind(e.child, base, pos, region, space);
+      bind_row_reduction(r, e, base, pos, region, space);
       r.out.data = out;
       leaf_strides(region, region, space, r.out.stride);
-      r.length = space.extent[space.rank - 1];
-      std::vector<std::int64_t*> strides;
-      r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
-      r.unit_rows = unit_rows(space, strides);
-      if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
       return r;
     } else if constexpr (E::kind == NodeKind::elementwise) {
       int b = base;
@@ -480,6 +466,19 @@ class Executor {
     } else {
       return bind(e, base, pos, region, space);
     }
+  }
+
+  // What every row-fused reduction evaluator (ReduceEval, CachingReduceEval) needs: its input
+  // bound, the row length, whether the input walks rows contiguously, and mean's scale.
+  template <class Eval, class E>
+  void bind_row_reduction(Eval& r, E const& e, int base, int pos, Shape const& region, Space const& space) {
+    using V = expr_value_t<E>;
+    r.child = bind(e.child, base, pos, region, space);
+    r.length = space.extent[space.rank - 1];
+    std::vector<std::int64_t*> strides;
+    r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+    r.unit_rows = unit_rows(space, strides);
+    if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
   }
 
   // Do all leaves walk the last space dimension contiguously?
