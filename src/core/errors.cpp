@@ -12,7 +12,29 @@
 namespace tessel::detail {
 
 void throw_capacity_exceeded(std::size_t capacity, std::size_t wanted, char const* what) {
-  throw Error(std::format("tessel supports at most {} {} here, but {} were given", capacity, what, wanted));
+  throw Error(std::format("tessel supports at most {} {}, but {} were given", capacity, what, wanted));
+}
+
+void throw_scalar_out_of_range(long double value) {
+  throw Error(std::format("the C++ integer {} does not fit in int32, the type a scalar integer takes in an expression "
+                          "(JAX refuses such a Python int too); write it as a floating-point constant ({}.0)",
+                          value, value));
+}
+
+void throw_negative_dimension(Shape const& shape, std::size_t dim) {
+  throw Error(std::format("shape {} has size {} in dimension {}; dimension sizes must be >= 0", to_string(shape),
+                          shape[dim], dim));
+}
+
+void throw_too_many_elements(Shape const& shape) {
+  throw Error(std::format("shape {} has more elements than tessel can address (at most {}, so that the bytes fit in "
+                          "a signed 64-bit size)",
+                          to_string(shape), max_elements));
+}
+
+void throw_too_many_devices(MeshAxes const& axes) {
+  throw Error(std::format("mesh {} would have more devices than tessel can address (at most {})", to_string(axes),
+                          max_mesh_devices));
 }
 
 void throw_name_too_long(std::string_view name, std::size_t max_length) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/expr/xla_scalar.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/run_plan.hpp"
@@ -39,10 +40,11 @@ template <ReduceOp Op>
 struct Combine {
   template <class T>
   KOKKOS_INLINE_FUNCTION static T apply(T a, T b) {
-    if constexpr (Op == ReduceOp::sum) return a + b;
-    else if constexpr (Op == ReduceOp::prod) return a * b;
-    else if constexpr (Op == ReduceOp::max) return a > b ? a : b;
-    else return a < b ? a : b;
+    // The kernels' own combines (expr/xla_scalar.hpp): integers wrap, max/min propagate NaN.
+    if constexpr (Op == ReduceOp::sum) return xla::add(a, b);
+    else if constexpr (Op == ReduceOp::prod) return xla::mul(a, b);
+    else if constexpr (Op == ReduceOp::max) return xla::max(a, b);
+    else return xla::min(a, b);
   }
 };
 

@@ -149,9 +149,9 @@ Mesh make_mesh(MeshAxes axes, std::vector<int> device_ids) { return Mesh(std::mo
 
 namespace {
 MeshAxes axes_from(std::initializer_list<int> shape, std::initializer_list<AxisName> names) {
-  FixedVector<int, max_mesh_axes> sizes;
+  MeshSizes sizes;
   for (int s : shape) sizes.push_back(s);
-  FixedVector<AxisName, max_mesh_axes> ns;
+  MeshNames ns;
   for (auto const& n : names) ns.push_back(n);
   return MeshAxes(sizes, ns);
 }

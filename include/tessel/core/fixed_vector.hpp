@@ -13,7 +13,12 @@ namespace detail {
 [[noreturn]] void throw_capacity_exceeded(std::size_t capacity, std::size_t wanted, char const* what);
 }
 
-template <class T, std::size_t N>
+// What a FixedVector holds, for the message when its capacity is exceeded ("at most 8 mesh axes").
+struct Elements {
+  static constexpr char const* what = "elements";
+};
+
+template <class T, std::size_t N, class What = Elements>
 class FixedVector {
  public:
   using value_type = T;
@@ -23,16 +28,16 @@ class FixedVector {
 
   constexpr FixedVector() = default;
   constexpr FixedVector(std::initializer_list<T> init) {
-    if (init.size() > N) detail::throw_capacity_exceeded(N, init.size(), "elements");
+    if (init.size() > N) detail::throw_capacity_exceeded(N, init.size(), What::what);
     for (T const& v : init) items_[size_++] = v;
   }
   constexpr explicit FixedVector(std::size_t count, T const& value = T{}) {
-    if (count > N) detail::throw_capacity_exceeded(N, count, "elements");
+    if (count > N) detail::throw_capacity_exceeded(N, count, What::what);
     for (std::size_t i = 0; i < count; ++i) items_[size_++] = value;
   }
 
   constexpr void push_back(T const& v) {
-    if (size_ == N) detail::throw_capacity_exceeded(N, N + 1, "elements");
+    if (size_ == N) detail::throw_capacity_exceeded(N, N + 1, What::what);
     items_[size_++] = v;
   }
   constexpr void pop_back() { --size_; }

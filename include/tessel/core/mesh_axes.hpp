@@ -2,6 +2,7 @@
 // The named axes of a device mesh: names and sizes, without the devices. This is all the planner
 // needs to know about a mesh, and it is a literal type, so meshes can be compile-time constants.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,18 +12,29 @@
 namespace tessel {
 
 inline constexpr std::size_t max_mesh_axes = 8;
+// Devices a mesh may have (the device count is an int everywhere).
+inline constexpr int max_mesh_devices = 1 << 24;
+
+struct MeshAxesCapacity {
+  static constexpr char const* what = "mesh axes";
+};
+using MeshSizes = FixedVector<int, max_mesh_axes, MeshAxesCapacity>;
+using MeshNames = FixedVector<AxisName, max_mesh_axes, MeshAxesCapacity>;
+
+class MeshAxes;
 
 namespace detail {
 [[noreturn]] void throw_mesh_rank_mismatch(std::size_t num_sizes, std::size_t num_names);
 [[noreturn]] void throw_empty_axis_name(std::size_t axis);
 [[noreturn]] void throw_duplicate_axis_name(std::string_view name, std::size_t first, std::size_t second);
 [[noreturn]] void throw_bad_axis_size(std::string_view name, int size);
+[[noreturn]] void throw_too_many_devices(MeshAxes const& axes);
 }  // namespace detail
 
 class MeshAxes {
  public:
   constexpr MeshAxes() = default;
-  constexpr MeshAxes(FixedVector<int, max_mesh_axes> sizes, FixedVector<AxisName, max_mesh_axes> names)
+  constexpr MeshAxes(MeshSizes sizes, MeshNames names)
       : sizes_(sizes), names_(names) {
     if (sizes_.size() != names_.size()) detail::throw_mesh_rank_mismatch(sizes_.size(), names_.size());
     for (std::size_t i = 0; i < names_.size(); ++i) {
@@ -30,6 +42,11 @@ class MeshAxes {
       for (std::size_t j = 0; j < i; ++j)
         if (names_[j] == names_[i]) detail::throw_duplicate_axis_name(names_[i].view(), j, i);
       if (sizes_[i] < 1) detail::throw_bad_axis_size(names_[i].view(), sizes_[i]);
+    }
+    std::int64_t n = 1;
+    for (int s : sizes_) {
+      n *= s;  // <= 2^24 * 2^31 before the check below stops it: no overflow
+      if (n > max_mesh_devices) detail::throw_too_many_devices(*this);
     }
   }
 
@@ -63,8 +80,8 @@ class MeshAxes {
   friend constexpr bool operator==(MeshAxes const&, MeshAxes const&) = default;
 
  private:
-  FixedVector<int, max_mesh_axes> sizes_;
-  FixedVector<AxisName, max_mesh_axes> names_;
+  MeshSizes sizes_;
+  MeshNames names_;
 };
 
 // "('dp': 4, 'mp': 2)"

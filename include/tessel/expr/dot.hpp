@@ -47,25 +47,20 @@ auto dot_general(A const& a, B const& b, DotDims const& dims) {
   return DotNode<decltype(l), decltype(r)>{l, r, dims, detail::dot_shape(l.shape(), r.shape(), dims)};
 }
 
-// jnp.matmul for rank >= 2: contracts a's last dimension with b's second-to-last; leading
-// dimensions of two operands of equal rank are batch dimensions; a rank-2 b is shared by all of a's
-// leading dimensions.
+namespace detail {
+// jnp.matmul's dimension numbers for these shapes (1-D operands promoted and squeezed, leading
+// batch dimensions broadcast). Fails naming both shapes when jnp.matmul refuses them, and when
+// jnp.matmul's result would need its operands squeezed or its result transposed (leading
+// dimensions on one side only, or a size-1 batch dimension broadcast), which tessel does not do yet.
+DotDims matmul_dims(Shape const& a, Shape const& b);
+}  // namespace detail
+
+// jnp.matmul: contracts a's last dimension with b's second-to-last (b's only one when 1-D).
+// Supported: either operand 1-D; b 2-D (a's leading dimensions are a stack of matrices); equal
+// ranks with equal batch dimensions. Other broadcasts are refused with a message.
 template <class A, class B>
 auto matmul(A const& a, B const& b) {
-  int ra = as_node(a).shape().rank(), rb = as_node(b).shape().rank();
-  DotDims dims;
-  if (ra >= 3 && ra == rb) {
-    for (int d = 0; d < ra - 2; ++d) {
-      dims.lhs_batch.push_back(static_cast<std::uint8_t>(d));
-      dims.rhs_batch.push_back(static_cast<std::uint8_t>(d));
-    }
-    dims.lhs_contract.push_back(static_cast<std::uint8_t>(ra - 1));
-    dims.rhs_contract.push_back(static_cast<std::uint8_t>(rb - 2));
-  } else {
-    dims.lhs_contract.push_back(static_cast<std::uint8_t>(ra > 0 ? ra - 1 : 0));
-    dims.rhs_contract.push_back(0);
-  }
-  return dot_general(a, b, dims);
+  return dot_general(a, b, detail::matmul_dims(as_node(a).shape(), as_node(b).shape()));
 }
 
 template <Element T>

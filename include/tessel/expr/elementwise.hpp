@@ -1,7 +1,11 @@
 #pragma once
 // Elementwise ops, with NumPy broadcasting and JAX's type promotion. Each call builds one node.
 #include <concepts>
+#include <format>
 #include <type_traits>
+#include <utility>
+
+#include "tessel/core/error.hpp"
 
 #include "tessel/expr/checks.hpp"
 #include "tessel/expr/node.hpp"
@@ -51,17 +55,46 @@ concept BinaryOperands = Operand<A> && Operand<B> && (!std::is_arithmetic_v<std:
 TESSEL_BINARY_FUNCTION(operator+, add, arithmetic)
 TESSEL_BINARY_FUNCTION(operator-, sub, arithmetic)
 TESSEL_BINARY_FUNCTION(operator*, mul, arithmetic)
-TESSEL_BINARY_FUNCTION(operator/, div, arithmetic)
+// `/` is true division, as in Python 3 and jnp.true_divide: int32 / int32 is float32.
+TESSEL_BINARY_FUNCTION(operator/, div, floating)
+TESSEL_BINARY_FUNCTION(true_divide, div, floating)
+// `//` and `%` of Python (jnp.floor_divide, jnp.remainder): rounding toward -inf, the sign of the
+// divisor; integer division by zero gives JAX's values (expr/xla_scalar.hpp), never a trap.
+TESSEL_BINARY_FUNCTION(floor_divide, floor_divide, arithmetic)
+TESSEL_BINARY_FUNCTION(remainder, remainder, arithmetic)
+TESSEL_BINARY_FUNCTION(operator%, remainder, arithmetic)
 TESSEL_BINARY_FUNCTION(minimum, minimum, arithmetic)
 TESSEL_BINARY_FUNCTION(maximum, maximum, arithmetic)
-TESSEL_BINARY_FUNCTION(pow, pow, floating)
 TESSEL_BINARY_FUNCTION(operator<, lt, comparison)
 TESSEL_BINARY_FUNCTION(operator<=, le, comparison)
 TESSEL_BINARY_FUNCTION(operator>, gt, comparison)
 TESSEL_BINARY_FUNCTION(operator>=, ge, comparison)
 TESSEL_BINARY_FUNCTION(equal, eq, comparison)
 TESSEL_BINARY_FUNCTION(not_equal, ne, comparison)
+
+// lax.div and lax.rem: C's truncating division, with XLA's results for x / 0 (-1), x rem 0 (x)
+// and INT_MIN / -1 (INT_MIN).
+namespace lax {
+TESSEL_BINARY_FUNCTION(div, lax_div, arithmetic)
+TESSEL_BINARY_FUNCTION(rem, lax_rem, arithmetic)
+}  // namespace lax
 #undef TESSEL_BINARY_FUNCTION
+
+// jnp.power. A C++ integer exponent is lax.integer_pow (repeated multiplication, as jnp.power
+// does for a concrete integer); integer bases with integer exponents stay integers.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B>
+auto pow(A const& a, B const& b) {
+  using BD = std::remove_cvref_t<B>;
+  if constexpr (std::is_integral_v<BD>) {
+    using Base = expr_value_t<node_t<A>>;
+    if (std::integral<Base> && std::cmp_less(b, 0))
+      throw Error(std::format("pow: integers cannot be raised to negative powers, got exponent {}", b));
+    return detail::make_node<ops::integer_pow, detail::Typing::arithmetic>(as_node(a), as_node(b));
+  } else {
+    return detail::make_node<ops::pow, detail::Typing::arithmetic>(as_node(a), as_node(b));
+  }
+}
 
 #define TESSEL_UNARY_FUNCTION(fn, Op, typing)                                        \
   template <class X>                                                                 \
@@ -83,6 +116,11 @@ TESSEL_UNARY_FUNCTION(cos, cos, floating)
 TESSEL_UNARY_FUNCTION(erf, erf, floating)
 TESSEL_UNARY_FUNCTION(sigmoid, sigmoid, floating)
 TESSEL_UNARY_FUNCTION(gelu, gelu, floating)
+TESSEL_UNARY_FUNCTION(sign, sign, arithmetic)
+TESSEL_UNARY_FUNCTION(floor, floor, arithmetic)
+TESSEL_UNARY_FUNCTION(ceil, ceil, arithmetic)
+TESSEL_UNARY_FUNCTION(round, round, arithmetic)
+TESSEL_UNARY_FUNCTION(square, square, arithmetic)
 #undef TESSEL_UNARY_FUNCTION
 
 namespace detail {

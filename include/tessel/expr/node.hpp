@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
@@ -84,13 +85,22 @@ template <class X>
 concept Operand = Expression<X> || is_tensor_v<std::remove_cvref_t<X>> ||
                   (std::is_arithmetic_v<std::remove_cvref_t<X>> && !std::same_as<std::remove_cvref_t<X>, bool>);
 
+namespace detail {
+[[noreturn]] void throw_scalar_out_of_range(long double value);
+}
+
 template <Operand X>
 auto as_node(X const& x) {
   using D = std::remove_cvref_t<X>;
   if constexpr (Expression<D>) return x;
   else if constexpr (is_tensor_v<D>) return TensorNode<typename D::value_type>{x};
   else if constexpr (std::is_floating_point_v<D>) return ScalarNode<double>{static_cast<double>(x)};
-  else return ScalarNode<int>{static_cast<int>(x)};
+  else {
+    // A weak integer is an int32 in the computation, as a Python int is in JAX (which refuses
+    // one that does not fit with an OverflowError); never a silent wrap.
+    if (!std::in_range<int>(x)) detail::throw_scalar_out_of_range(static_cast<long double>(x));
+    return ScalarNode<int>{static_cast<int>(x)};
+  }
 }
 
 template <class X>

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/expr/math.hpp"
+#include "tessel/expr/xla_scalar.hpp"
 
 namespace tessel::ops {
 
@@ -24,7 +25,7 @@ namespace tessel::ops {
     }                                                                     \
   };
 
-TESSEL_UNARY_OP(neg, -x)
+TESSEL_UNARY_OP(neg, xla::neg(x))
 TESSEL_UNARY_OP(exp, math::exp(x))
 // exp of an argument known to be <= 0 (softmax's x - max): same values, fewer instructions.
 struct exp_nonpositive {
@@ -42,7 +43,7 @@ struct abs {
   static constexpr char const* name = "abs";
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
-    if constexpr (std::is_integral_v<T>) return x < T(0) ? T(-x) : x;
+    if constexpr (std::is_integral_v<T>) return xla::abs(x);
     else return math::abs(x);
   }
 };
@@ -51,15 +52,64 @@ TESSEL_UNARY_OP(cos, math::cos(x))
 TESSEL_UNARY_OP(erf, math::erf(x))
 TESSEL_UNARY_OP(sigmoid, math::logistic(x))
 TESSEL_UNARY_OP(gelu, math::gelu(x))
-TESSEL_UNARY_OP(relu, x > T(0) ? x : T(0))
+// Rounding leaves integers as they are (jnp.floor of an int32 array is that array).
+struct floor {
+  static constexpr char const* name = "floor";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return Kokkos::floor(x);
+  }
+};
+struct ceil {
+  static constexpr char const* name = "ceil";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return Kokkos::ceil(x);
+  }
+};
+// jnp.round: halves to even (the default rounding mode's nearbyint).
+struct round {
+  static constexpr char const* name = "round";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return Kokkos::nearbyint(x);
+  }
+};
+TESSEL_UNARY_OP(square, xla::mul(x, x))
+// jax.nn.relu is maximum(x, 0): NaN stays NaN.
+TESSEL_UNARY_OP(relu, xla::max(x, T(0)))
+TESSEL_UNARY_OP(sign, xla::sign(x))
 
-TESSEL_BINARY_OP(add, a + b)
-TESSEL_BINARY_OP(sub, a - b)
-TESSEL_BINARY_OP(mul, a* b)
+TESSEL_BINARY_OP(add, xla::add(a, b))
+TESSEL_BINARY_OP(sub, xla::sub(a, b))
+TESSEL_BINARY_OP(mul, xla::mul(a, b))
+// True division: operands arrive as floats (jnp.true_divide); lax.div truncates integers.
 TESSEL_BINARY_OP(div, a / b)
-TESSEL_BINARY_OP(pow, math::pow(a, b))
-TESSEL_BINARY_OP(minimum, a < b ? a : b)
-TESSEL_BINARY_OP(maximum, a > b ? a : b)
+TESSEL_BINARY_OP(lax_div, xla::div(a, b))
+TESSEL_BINARY_OP(lax_rem, xla::rem(a, b))
+TESSEL_BINARY_OP(floor_divide, xla::floor_divide(a, b))
+TESSEL_BINARY_OP(remainder, xla::remainder(a, b))
+struct pow {
+  static constexpr char const* name = "pow";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return xla::int_pow(a, b);
+    else return math::pow(a, b);
+  }
+};
+// x ** n for a C++ integer n: the exponent arrives converted to the base's type, exactly.
+struct integer_pow {
+  static constexpr char const* name = "integer_pow";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T a, T n) {
+    return xla::integer_pow(a, static_cast<std::int64_t>(n));
+  }
+};
+TESSEL_BINARY_OP(minimum, xla::min(a, b))
+TESSEL_BINARY_OP(maximum, xla::max(a, b))
 TESSEL_BINARY_OP(lt, a < b)
 TESSEL_BINARY_OP(le, a <= b)
 TESSEL_BINARY_OP(gt, a > b)
@@ -85,7 +135,7 @@ struct convert {
   static constexpr char const* name = "convert";
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static To apply(T x) {
-    return static_cast<To>(x);
+    return xla::convert<To>(x);
   }
 };
 
@@ -95,7 +145,7 @@ struct sum_reduce {
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(0); }
   template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a + b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return xla::add(a, b); }
 };
 // mean: a sum whose result is divided by the number of reduced elements.
 struct mean_reduce : sum_reduce {
@@ -106,7 +156,7 @@ struct prod_reduce {
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(1); }
   template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a * b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return xla::mul(a, b); }
 };
 struct max_reduce {
   static constexpr char const* name = "max";
@@ -116,7 +166,7 @@ struct max_reduce {
     else return Kokkos::Experimental::finite_min_v<T>;
   }
   template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a > b ? a : b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return xla::max(a, b); }
 };
 struct min_reduce {
   static constexpr char const* name = "min";
@@ -126,7 +176,7 @@ struct min_reduce {
     else return Kokkos::Experimental::finite_max_v<T>;
   }
   template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return a < b ? a : b; }
+  KOKKOS_FORCEINLINE_FUNCTION static T combine(T a, T b) { return xla::min(a, b); }
 };
 
 }  // namespace tessel::ops

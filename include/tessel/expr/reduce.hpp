@@ -9,6 +9,10 @@
 
 namespace tessel {
 
+struct ReductionAxesCapacity {
+  static constexpr char const* what = "reduction axes";
+};
+
 // The axes to reduce: all of them (the default), one, or several; negative counts from the end.
 class Axes {
  public:
@@ -18,10 +22,10 @@ class Axes {
     for (int a : axes) axes_.push_back(a);
   }
   [[nodiscard]] bool all() const { return all_; }
-  [[nodiscard]] FixedVector<int, max_rank> const& list() const { return axes_; }
+  [[nodiscard]] FixedVector<int, max_rank, ReductionAxesCapacity> const& list() const { return axes_; }
 
  private:
-  FixedVector<int, max_rank> axes_;
+  FixedVector<int, max_rank, ReductionAxesCapacity> axes_;
   bool all_ = true;
 };
 
@@ -47,7 +51,13 @@ auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
   }
 
 TESSEL_REDUCTION(sum, sum_reduce)
-TESSEL_REDUCTION(mean, mean_reduce)
+// jnp.mean of integers sums and divides in float32.
+template <class X>
+  requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
+auto mean(X const& x, Axes const& axes = {}, bool keepdims = false) {
+  if constexpr (std::integral<expr_value_t<node_t<X>>>) return detail::make_reduce<ops::mean_reduce>(astype<float>(x), axes, keepdims);
+  else return detail::make_reduce<ops::mean_reduce>(x, axes, keepdims);
+}
 TESSEL_REDUCTION(max, max_reduce)
 TESSEL_REDUCTION(min, min_reduce)
 TESSEL_REDUCTION(prod, prod_reduce)
@@ -69,9 +79,15 @@ auto log_softmax(X const& x, int axis = -1) {
 }
 
 // jax.nn.logsumexp(x, axis, keepdims): max + log(sum(exp(x - max)))
+// JAX shifts by the max only where it is finite (an all -inf row gives -inf, a row holding +inf
+// gives +inf, not NaN), so the shifted argument may be positive: plain exp.
 template <class X>
 auto logsumexp(X const& x, int axis = -1, bool keepdims = false) {
-  return max(x, axis, keepdims) + log(sum(detail::exp_of_shifted(x - max(x, axis, true)), axis, keepdims));
+  auto finite_max = [&](bool keep) {
+    auto m = max(x, axis, keep);
+    return where(abs(m) < Kokkos::Experimental::infinity_v<float>, m, 0);
+  };
+  return finite_max(keepdims) + log(sum(exp(x - finite_max(true)), axis, keepdims));
 }
 
 }  // namespace tessel

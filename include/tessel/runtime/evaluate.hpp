@@ -574,12 +574,24 @@ class Executor {
     }
   }
 
+  // A Kokkos reducer that combines with the op's own combine (Kokkos::Max drops NaN, and
+  // Kokkos::Sum of integers may overflow; the op's combine has XLA's semantics for both).
+  template <class Op, class V>
+  struct OpReducer {
+    using reducer = OpReducer;
+    using value_type = V;
+    using result_view_type = Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+    result_view_type value;
+    KOKKOS_INLINE_FUNCTION explicit OpReducer(V& v) : value(&v) {}
+    KOKKOS_INLINE_FUNCTION void join(V& dest, V const& src) const { dest = Op::combine(dest, src); }
+    KOKKOS_INLINE_FUNCTION void init(V& v) const { v = Op::template identity<V>(); }
+    KOKKOS_INLINE_FUNCTION V& reference() const { return *value.data(); }
+    KOKKOS_INLINE_FUNCTION result_view_type view() const { return value; }
+    KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+  };
   template <class Op, class V>
   static auto reducer(V& result) {
-    if constexpr (std::is_base_of_v<ops::sum_reduce, Op>) return Kokkos::Sum<V>(result);
-    else if constexpr (std::is_same_v<Op, ops::prod_reduce>) return Kokkos::Prod<V>(result);
-    else if constexpr (std::is_same_v<Op, ops::max_reduce>) return Kokkos::Max<V>(result);
-    else return Kokkos::Min<V>(result);
+    return OpReducer<Op, V>(result);
   }
 
   plan::Plan const& plan_;
