@@ -16,8 +16,9 @@ void throw_capacity_exceeded(std::size_t capacity, std::size_t wanted, char cons
 }
 
 void throw_scalar_out_of_range(long double value) {
-  throw Error(std::format("the C++ integer {} does not fit in int32, the type a scalar integer takes in an expression "
-                          "(JAX refuses such a Python int too); write it as a floating-point constant ({}.0)",
+  throw Error(std::format("the C++ integer {:.0f} does not fit in int32, the type a scalar integer takes in an "
+                          "expression (JAX refuses such a Python int too); write it as a floating-point constant "
+                          "({:.0f}.0)",
                           value, value));
 }
 

@@ -1,4 +1,6 @@
 #include "tessel/runtime/evaluate.hpp"
+
+#include "tessel/core/error.hpp"
 #include "tessel/runtime/device_groups.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/reshard.hpp"
@@ -155,6 +157,24 @@ ImplPtr complete_reduce(ImplPtr const& partial, plan::NodePlan const& p, ReduceO
   if (p.collective == plan::Collective::all_reduce) ++execution_counts().all_reduces;
   else ++execution_counts().reduce_scatters;
   return out;
+}
+
+void divide_in_place(TensorImpl const& t, double divisor) {
+  auto divide = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    T d = static_cast<T>(divisor);
+    for (auto const& shard : t.shards) {
+      auto* data = reinterpret_cast<T*>(shard.bytes.data());
+      Kokkos::parallel_for(
+          "tessel::mean_divide",
+          Kokkos::RangePolicy<ExecSpace>(device(shard.device).exec, 0, static_cast<std::int64_t>(shard.bytes.size() / sizeof(T))),
+          KOKKOS_LAMBDA(std::int64_t i) { data[i] /= d; });
+    }
+    fence_all_devices();
+  };
+  if (t.dtype == DType::float32) divide(float{});
+  else if (t.dtype == DType::float64) divide(double{});
+  else throw Error("mean: integer means are computed in float32");
 }
 
 }  // namespace detail

@@ -49,6 +49,8 @@ void collapse(Space& space, std::vector<std::int64_t*> const& leaf_strides);
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to);
 // Completes a reduction from its per-device partial results (the collective the plan chose).
 ImplPtr complete_reduce(ImplPtr const& partial, plan::NodePlan const& p, ReduceOp op);
+// Divides every element of every shard by `divisor` (a mean after its all-reduce).
+void divide_in_place(TensorImpl const& t, double divisor);
 
 template <class Op>
 constexpr ReduceOp reduce_op_of() {
@@ -190,13 +192,18 @@ class Executor {
       for (std::size_t pos = 0; pos < partial->shards.size(); ++pos) {
         Space space = make_space(in_local, &e.axes);
         auto ev = bind(e.child, base, static_cast<int>(pos), in_local, space);
+        // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the
+        // whole sum (dividing each partial would round differently and could miss an overflow).
         launch_reduce<typename E::op, V>(device(partial->shards[pos].device).exec, ev,
                                          reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
-                                         static_cast<int>(e.axes.empty() ? 1 : e.axes.size()), count);
+                                         static_cast<int>(e.axes.empty() ? 1 : e.axes.size()),
+                                         p.collective == plan::Collective::none ? count : 1);
       }
       fence_all_devices();
       ++execution_counts().kernels;
       ImplPtr done = complete_reduce(partial, p, reduce_op_of<typename E::op>());
+      if (std::is_same_v<typename E::op, ops::mean_reduce> && p.collective != plan::Collective::none)
+        divide_in_place(*done, static_cast<double>(count));
       return p.reshard ? reshard_counted(done, *p.out) : done;
     } else if constexpr (E::kind == NodeKind::dot) {
       using V = expr_value_t<E>;
@@ -469,7 +476,7 @@ class Executor {
   }
 
   // What every row-fused reduction evaluator (ReduceEval, CachingReduceEval) needs: its input
-  // bound, the row length, whether the input walks rows contiguously, and mean's scale.
+  // bound, the row length, whether the input walks rows contiguously, and mean's divisor.
   template <class Eval, class E>
   void bind_row_reduction(Eval& r, E const& e, int base, int pos, Shape const& region, Space const& space) {
     using V = expr_value_t<E>;
@@ -478,7 +485,7 @@ class Executor {
     std::vector<std::int64_t*> strides;
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
-    if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.scale = V(1) / static_cast<V>(r.length);
+    if constexpr (std::is_same_v<typename E::op, ops::mean_reduce>) r.divisor = static_cast<V>(r.length);
   }
 
   // Do all leaves walk the last space dimension contiguously?
@@ -537,7 +544,7 @@ class Executor {
     for (int d = 0; d < kept; ++d) outputs *= space.extent[d];
     for (int d = kept; d < outer; ++d) per_output *= space.extent[d];
     std::int64_t length = space.extent[outer];
-    V scale = std::is_same_v<Op, ops::mean_reduce> ? V(1) / static_cast<V>(global_count) : V(1);
+    V divisor = std::is_same_v<Op, ops::mean_reduce> ? static_cast<V>(global_count) : V(1);
     Space s = space;
     auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, V acc)->V {
       std::int64_t idx[max_rank];
@@ -558,7 +565,7 @@ class Executor {
           exec, "tessel::reduce", outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
             V acc = Op::template identity<V>();
             for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
-            out[o] = acc * scale;
+            out[o] = acc / divisor;
           });
     } else {
       // Few outputs: spread each output's rows over the threads instead.
@@ -567,8 +574,11 @@ class Executor {
         Kokkos::parallel_reduce(
             "tessel::reduce", Kokkos::RangePolicy<ExecSpace>(exec, 0, per_output),
             KOKKOS_LAMBDA(std::int64_t r, V & acc) { acc = row_sum(o, r, acc); }, reducer<Op>(result));
+        // A view-to-view copy: deep_copy of a scalar value writes zeros with memset, which turns
+        // a -0.0 result (max of -0.0s) into +0.0.
+        V value = result / divisor;
         Kokkos::View<V, MemSpace, Kokkos::MemoryUnmanaged> slot(out + o);
-        Kokkos::deep_copy(exec, slot, static_cast<V>(result * scale));
+        Kokkos::deep_copy(exec, slot, Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&value));
         exec.fence();
       }
     }

@@ -195,7 +195,7 @@ struct ReduceEval {
   LeafEval<T> leaf;
   Child child;
   std::int64_t length = 0;  // row length
-  T scale = T(1);           // mean: 1 / length
+  T divisor = T(1);         // mean: the row length (jnp.mean divides the sum by the count)
   bool unit_rows = false;   // the child's leaves walk the row contiguously
   bool child_fused = false; // every reduction inside the child is row-fused too
   T value{};
@@ -207,10 +207,10 @@ struct ReduceEval {
     }
     child.begin_row(idx, outer);
     T id = Op::template identity<T>();
-    if (unit_rows && child_fused) value = reduce_row<Op, T, true, true>(child, length, id) * scale;
-    else if (unit_rows) value = reduce_row<Op, T, true, false>(child, length, id) * scale;
-    else if (child_fused) value = reduce_row<Op, T, false, true>(child, length, id) * scale;
-    else value = reduce_row<Op, T, false, false>(child, length, id) * scale;
+    if (unit_rows && child_fused) value = reduce_row<Op, T, true, true>(child, length, id) / divisor;
+    else if (unit_rows) value = reduce_row<Op, T, true, false>(child, length, id) / divisor;
+    else if (child_fused) value = reduce_row<Op, T, false, true>(child, length, id) / divisor;
+    else value = reduce_row<Op, T, false, false>(child, length, id) / divisor;
   }
   // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
   // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.
