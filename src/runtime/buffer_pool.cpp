@@ -1,9 +1,12 @@
 #include "tessel/runtime/buffer_pool.hpp"
 
 #include <cstdlib>
+#include <format>
+#include <new>
 #include <map>
 #include <mutex>
 
+#include "tessel/core/error.hpp"
 #include "tessel/runtime/device.hpp"
 
 namespace tessel::detail {
@@ -35,6 +38,29 @@ Pool& pool() {
   return p;
 }
 
+constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+constexpr std::align_val_t alignment{64};  // Kokkos' own alignment
+
+// Host shards are plain aligned heap memory, so a tensor that outlives Kokkos (destroyed after its
+// ScopeGuard ended) still frees safely. Device shards go through Kokkos, and after finalize they
+// are left to the driver, which frees them with the context.
+void* raw_allocate(std::size_t size) {
+  if constexpr (host_memory) {
+    return ::operator new(size, alignment, std::nothrow);
+  } else {
+    try {
+      return Kokkos::kokkos_malloc<MemSpace>("tessel::shard", size);
+    } catch (std::exception const&) {  // Kokkos::Experimental::RawMemoryAllocationFailure
+      return nullptr;
+    }
+  }
+}
+
+void raw_free(void* memory) {
+  if constexpr (host_memory) ::operator delete(memory, alignment);
+  else if (Kokkos::is_initialized()) Kokkos::kokkos_free<MemSpace>(memory);
+}
+
 void give_back(void* memory, std::size_t size) {
   auto& p = pool();
   {
@@ -45,7 +71,7 @@ void give_back(void* memory, std::size_t size) {
       return;
     }
   }
-  Kokkos::kokkos_free<MemSpace>(memory);
+  raw_free(memory);
 }
 
 }  // namespace
@@ -62,14 +88,22 @@ std::shared_ptr<std::byte> acquire_device_memory(std::size_t bytes) {
       p.free.erase(it);
     }
   }
-  if (memory == nullptr) memory = Kokkos::kokkos_malloc<MemSpace>("tessel::shard", size);
+  if (memory == nullptr) memory = raw_allocate(size);
+  if (memory == nullptr) {
+    release_pooled_memory();  // what the pool keeps may be what is missing, as a BFC allocator retries
+    memory = raw_allocate(size);
+  }
+  if (memory == nullptr)
+    throw OutOfMemory(std::format("out of device memory: could not allocate {} bytes ({:.3g} GiB)", size,
+                                  static_cast<double>(size) / (1 << 30)),
+                      size);
   return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [size](std::byte* m) { give_back(m, size); });
 }
 
 void release_pooled_memory() {
   auto& p = pool();
   std::lock_guard lock(p.mutex);
-  for (auto& [size, memory] : p.free) Kokkos::kokkos_free<MemSpace>(memory);
+  for (auto& [size, memory] : p.free) raw_free(memory);
   p.free.clear();
   p.cached = 0;
 }

@@ -71,6 +71,9 @@ Device const& device(int id) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   if (r.devices.empty()) {
+    if (Kokkos::is_finalized())
+      throw Error("the tessel runtime was finalized (its ScopeGuard ended): tensors can still be destroyed, but not "
+                  "read or computed with");
     if (!Kokkos::is_initialized())
       throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
     auto instances = make_instances(n);

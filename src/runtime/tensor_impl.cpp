@@ -47,6 +47,8 @@ void check_host_data(char const* what, HostBytes const& host, Shape const& shape
 
 }  // namespace
 
+void throw_null_tensor() { throw Error("tessel::Tensor: built from a null TensorImpl"); }
+
 std::size_t TensorImpl::shard_bytes() const {
   return static_cast<std::size_t>(sharding.shard_shape(shape).num_elements()) * size_of(dtype);
 }
@@ -59,7 +61,17 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   for (int flat = 0; flat < mesh.num_devices(); ++flat) {
     int id = mesh.device_id(flat);
     device(id);  // fails clearly for a mesh built before the device count shrank
-    auto memory = acquire_device_memory(bytes);
+    std::shared_ptr<std::byte> memory;
+    try {
+      memory = acquire_device_memory(bytes);
+    } catch (OutOfMemory const& e) {
+      // The shards allocated so far go back with `t`; the caller's tensors are untouched.
+      throw OutOfMemory(std::format("out of memory on device {} for a {} tensor of shape {} sharded {}: each device "
+                                    "needs {} bytes ({:.3g} GiB) ({})",
+                                    id, name(dtype), to_string(shape), to_string(sharding), bytes,
+                                    static_cast<double>(bytes) / (1 << 30), e.what()),
+                        e.bytes());
+    }
     t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(memory.get(), bytes), memory});
   }
   return t;

@@ -14,6 +14,10 @@
 
 namespace tessel {
 
+namespace detail {
+[[noreturn]] void throw_null_tensor();
+}
+
 // One device's piece of a tensor (jax.Shard): which device, which global index range, and the
 // data, row-major in the shard's own shape. `owner` keeps the memory alive as long as the Shard.
 template <Element T>
@@ -30,7 +34,19 @@ class Tensor {
  public:
   using value_type = T;
 
-  explicit Tensor(std::shared_ptr<detail::TensorImpl const> impl) : impl_(std::move(impl)) {}
+  explicit Tensor(std::shared_ptr<detail::TensorImpl const> impl) : impl_(std::move(impl)) {
+    if (!impl_) detail::throw_null_tensor();
+  }
+  // A move copies the handle (one atomic increment), so a moved-from tensor is still the same
+  // valid tensor: tensors are immutable shared values, and no use of one can find it empty.
+  Tensor(Tensor const&) = default;
+  Tensor(Tensor&& other) noexcept : impl_(other.impl_) {}
+  Tensor& operator=(Tensor const&) = default;
+  Tensor& operator=(Tensor&& other) noexcept {
+    impl_ = other.impl_;
+    return *this;
+  }
+  ~Tensor() = default;
   // Evaluates an expression (defined in runtime/evaluate.hpp): `Tensor<float> y = relu(x) + 1;`
   template <Expression E>
     requires std::same_as<expr_value_t<E>, T>
