@@ -8,6 +8,7 @@
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/partition_spec.hpp"
 #include "tessel/core/shape.hpp"
+#include "tessel/core/static_check.hpp"
 #include "tessel/expr/constraint.hpp"
 #include "tessel/expr/dot.hpp"
 #include "tessel/expr/elementwise.hpp"

@@ -59,35 +59,9 @@ void throw_bad_axis_size(std::string_view name, int size) {
   throw Error(std::format("mesh axis '{}' has size {}; axis sizes must be at least 1", name, size));
 }
 
-void throw_unknown_axis(PartitionSpec const& spec, std::string_view axis, MeshAxes const& mesh) {
-  throw Error(std::format("{} names mesh axis '{}', which is not in the mesh {}", to_string(spec), axis,
-                          to_string(mesh)));
-}
-
-void throw_axis_used_twice(PartitionSpec const& spec, std::string_view axis, std::size_t first_dim,
-                           std::size_t second_dim) {
-  throw Error(first_dim == second_dim
-                  ? std::format("{} uses mesh axis '{}' twice in dimension {}; a mesh axis may shard at most "
-                                "one dimension, once",
-                                to_string(spec), axis, first_dim)
-                  : std::format("{} uses mesh axis '{}' for both dimension {} and dimension {}; a mesh axis may "
-                                "shard at most one dimension",
-                                to_string(spec), axis, first_dim, second_dim));
-}
-
-void throw_spec_longer_than_rank(PartitionSpec const& spec, Shape const& shape) {
-  throw Error(std::format("{} has {} entries but the tensor of shape {} has rank {}", to_string(spec), spec.size(),
-                          to_string(shape), shape.size()));
-}
-
-void throw_indivisible(PartitionSpec const& spec, Shape const& shape, std::size_t dim, MeshAxes const& mesh,
-                       std::int64_t product) {
-  std::string axes;
-  for (auto const& a : spec[dim].axes()) axes += std::format("{}'{}' ({})", axes.empty() ? "" : " x ", a.view(),
-                                                             mesh.size(*mesh.find(a.view())));
-  throw Error(std::format("{}: dimension {} of shape {} has size {}, which is not divisible by mesh axes {} of "
-                          "total size {}; tessel does not pad uneven shards",
-                          to_string(spec), dim, to_string(shape), shape[dim], axes, product));
-}
+void throw_unknown_axis(Message const& message) { throw Error(std::string(message.view())); }
+void throw_axis_used_twice(Message const& message) { throw Error(std::string(message.view())); }
+void throw_spec_longer_than_rank(Message const& message) { throw Error(std::string(message.view())); }
+void throw_indivisible(Message const& message) { throw Error(std::string(message.view())); }
 
 }  // namespace tessel::detail

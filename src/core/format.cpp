@@ -4,30 +4,23 @@
 
 #include "tessel/core/box.hpp"
 #include "tessel/core/mesh.hpp"
+#include "tessel/core/message.hpp"
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/partition_spec.hpp"
 #include "tessel/core/shape.hpp"
 
 namespace tessel {
 
-std::string to_string(Shape const& shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += std::format("{}{}", i ? ", " : "", shape[i]);
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
+// Shapes, mesh axes and specs print through Message, the constexpr form the core's error messages
+// use, so run-time and compile-time text agree.
+std::string to_string(Shape const& shape) { return std::string(Message().append(shape).view()); }
+std::string to_string(MeshAxes const& axes) { return std::string(Message().append(axes).view()); }
+std::string to_string(PartitionSpec const& spec) { return std::string(Message().append(spec).view()); }
 
 std::string to_string(Box const& box) {
   std::string s = "[";
   for (std::size_t i = 0; i < box.size(); ++i) s += std::format("{}{}:{}", i ? ", " : "", box[i].start, box[i].stop);
   return s + "]";
-}
-
-std::string to_string(MeshAxes const& axes) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < axes.num_axes(); ++i)
-    s += std::format("{}'{}': {}", i ? ", " : "", axes.name(i).view(), axes.size(i));
-  return s + ")";
 }
 
 std::string to_string(Mesh const& mesh) {
@@ -36,22 +29,6 @@ std::string to_string(Mesh const& mesh) {
   s += "; devices [";
   for (int i = 0; i < mesh.num_devices(); ++i) s += std::format("{}{}", i ? " " : "", mesh.device_id(i));
   return s + "])";
-}
-
-namespace {
-std::string dim_to_string(DimSpec const& d) {
-  if (d.replicated()) return "None";
-  if (d.axes().size() == 1) return std::format("'{}'", d.axes()[0].view());
-  std::string s = "(";
-  for (std::size_t i = 0; i < d.axes().size(); ++i) s += std::format("{}'{}'", i ? ", " : "", d.axes()[i].view());
-  return s + ")";
-}
-}  // namespace
-
-std::string to_string(PartitionSpec const& spec) {
-  std::string s = "P(";
-  for (std::size_t i = 0; i < spec.size(); ++i) s += (i ? ", " : "") + dim_to_string(spec[i]);
-  return s + ")";
 }
 
 std::string to_string(NamedSharding const& sharding) {

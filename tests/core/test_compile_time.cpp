@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "tessel/core/shard_layout.hpp"
+#include "tessel/core/static_check.hpp"
 
 using namespace tessel;
 
@@ -22,3 +23,16 @@ static_assert((rows.check_shape(shape), true));
 }  // namespace
 
 TEST_CASE("slice arithmetic runs at compile time", "[core][constexpr]") { SUCCEED("checked by static_assert"); }
+
+// TESSEL_STATIC_CHECK accepts valid constant layouts (tests/core/compile_fail has the failures).
+namespace {
+constexpr tessel::MeshAxes checked_mesh({4, 2}, {"dp", "mp"});
+constexpr tessel::Shape checked_shape{16, 6};
+TESSEL_STATIC_CHECK(checked_mesh, tessel::P("dp", "mp"));
+TESSEL_STATIC_CHECK(checked_mesh, tessel::P({"mp", "dp"}), checked_shape);
+static_assert(tessel::ShardLayout::error(checked_mesh, tessel::P("dp", "tp")).view() ==
+              "P('dp', 'tp') names mesh axis 'tp', which is not in the mesh ('dp': 4, 'mp': 2)");
+static_assert(tessel::ShardLayout::error(checked_mesh, tessel::P("dp", "dp")).view() ==
+              "P('dp', 'dp') uses mesh axis 'dp' for both dimension 0 and dimension 1; a mesh axis may shard at most "
+              "one dimension");
+}  // namespace

@@ -7,18 +7,19 @@
 
 #include "tessel/core/box.hpp"
 #include "tessel/core/mesh_axes.hpp"
+#include "tessel/core/message.hpp"
 #include "tessel/core/partition_spec.hpp"
 #include "tessel/core/shape.hpp"
 
 namespace tessel {
 
 namespace detail {
-[[noreturn]] void throw_unknown_axis(PartitionSpec const& spec, std::string_view axis, MeshAxes const& mesh);
-[[noreturn]] void throw_axis_used_twice(PartitionSpec const& spec, std::string_view axis, std::size_t first_dim,
-                                        std::size_t second_dim);
-[[noreturn]] void throw_spec_longer_than_rank(PartitionSpec const& spec, Shape const& shape);
-[[noreturn]] void throw_indivisible(PartitionSpec const& spec, Shape const& shape, std::size_t dim,
-                                    MeshAxes const& mesh, std::int64_t product);
+// Not constexpr: when the checks run in a constant expression, reaching one is a compile error
+// that names the failed check (and TESSEL_STATIC_CHECK prints the message itself).
+[[noreturn]] void throw_unknown_axis(Message const& message);
+[[noreturn]] void throw_axis_used_twice(Message const& message);
+[[noreturn]] void throw_spec_longer_than_rank(Message const& message);
+[[noreturn]] void throw_indivisible(Message const& message);
 }  // namespace detail
 
 class ShardLayout {
@@ -28,31 +29,27 @@ class ShardLayout {
   // Resolves the spec's axis names against the mesh; fails naming the axis when one is unknown or
   // used twice. Does not look at any tensor shape yet.
   constexpr ShardLayout(MeshAxes const& mesh, PartitionSpec const& spec) : mesh_(mesh), spec_(spec) {
-    for (std::size_t d = 0; d < spec.size(); ++d) {
-      AxisList axes;
-      for (AxisName const& name : spec[d].axes()) {
-        auto axis = mesh.find(name.view());
-        if (!axis) detail::throw_unknown_axis(spec, name.view(), mesh);
-        for (std::size_t e = 0; e <= d; ++e) {
-          auto const& earlier = e < d ? dims_[e] : axes;
-          for (auto a : earlier)
-            if (a == *axis) detail::throw_axis_used_twice(spec, name.view(), e, d);
-        }
-        axes.push_back(static_cast<std::uint8_t>(*axis));
-      }
-      dims_.push_back(axes);
-    }
+    Failure f = resolve();
+    if (f.kind == Failure::unknown_axis) detail::throw_unknown_axis(f.message);
+    if (f.kind == Failure::axis_used_twice) detail::throw_axis_used_twice(f.message);
   }
 
   // Checks that the layout can tile a tensor of this shape: the spec is no longer than the rank
   // and every sharded dimension is divisible by the product of its axes. tessel refuses uneven
   // shardings rather than padding (see README).
   constexpr void check_shape(Shape const& shape) const {
-    if (spec_.size() > shape.size()) detail::throw_spec_longer_than_rank(spec_, shape);
-    for (std::size_t d = 0; d < dims_.size(); ++d) {
-      std::int64_t n = shards_along(d);
-      if (shape[d] % n != 0) detail::throw_indivisible(spec_, shape, d, mesh_, n);
-    }
+    Failure f = shape_failure(shape);
+    if (f.kind == Failure::spec_longer_than_rank) detail::throw_spec_longer_than_rank(f.message);
+    if (f.kind == Failure::indivisible) detail::throw_indivisible(f.message);
+  }
+
+  // What check_shape and the constructor would throw, as a message (empty when the spec is valid
+  // on the mesh and, if given, tiles the shape): for checks made at compile time.
+  static constexpr Message error(MeshAxes const& mesh, PartitionSpec const& spec, Shape const* shape = nullptr) {
+    ShardLayout layout(mesh, spec, Unchecked{});
+    Failure f = layout.resolve();
+    if (f.kind == Failure::none && shape != nullptr) f = layout.shape_failure(*shape);
+    return f.message;
   }
 
   [[nodiscard]] constexpr MeshAxes const& mesh() const { return mesh_; }
@@ -118,6 +115,68 @@ class ShardLayout {
   }
 
  private:
+  struct Unchecked {};
+  struct Failure {
+    enum Kind { none, unknown_axis, axis_used_twice, spec_longer_than_rank, indivisible } kind = none;
+    Message message;
+  };
+  constexpr ShardLayout(MeshAxes const& mesh, PartitionSpec const& spec, Unchecked) : mesh_(mesh), spec_(spec) {}
+
+  // Fills dims_ with the spec's axes as mesh axis indices; the first failure, if any.
+  constexpr Failure resolve() {
+    dims_.clear();
+    for (std::size_t d = 0; d < spec_.size(); ++d) {
+      AxisList axes;
+      for (AxisName const& name : spec_[d].axes()) {
+        auto axis = mesh_.find(name.view());
+        if (!axis) {
+          Failure f{Failure::unknown_axis, {}};
+          f.message << spec_ << " names mesh axis '" << name.view() << "', which is not in the mesh " << mesh_;
+          return f;
+        }
+        for (std::size_t e = 0; e <= d; ++e) {
+          auto const& earlier = e < d ? dims_[e] : axes;
+          for (auto a : earlier)
+            if (a == *axis) {
+              Failure f{Failure::axis_used_twice, {}};
+              if (e == d)
+                f.message << spec_ << " uses mesh axis '" << name.view() << "' twice in dimension " << d
+                          << "; a mesh axis may shard at most one dimension, once";
+              else
+                f.message << spec_ << " uses mesh axis '" << name.view() << "' for both dimension " << e
+                          << " and dimension " << d << "; a mesh axis may shard at most one dimension";
+              return f;
+            }
+        }
+        axes.push_back(static_cast<std::uint8_t>(*axis));
+      }
+      dims_.push_back(axes);
+    }
+    return {};
+  }
+
+  [[nodiscard]] constexpr Failure shape_failure(Shape const& shape) const {
+    (void)shape.num_elements();  // negative dimensions and overflowing counts fail here
+    if (spec_.size() > shape.size()) {
+      Failure f{Failure::spec_longer_than_rank, {}};
+      f.message << spec_ << " has " << spec_.size() << " entries but the tensor of shape " << shape << " has rank "
+                << shape.size();
+      return f;
+    }
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+      std::int64_t n = shards_along(d);
+      if (shape[d] % n == 0) continue;
+      Failure f{Failure::indivisible, {}};
+      f.message << spec_ << ": dimension " << d << " of shape " << shape << " has size " << shape[d]
+                << ", which is not divisible by mesh axes ";
+      for (std::size_t i = 0; i < dims_[d].size(); ++i)
+        f.message << (i ? " x '" : "'") << mesh_.name(dims_[d][i]).view() << "' (" << mesh_.size(dims_[d][i]) << ")";
+      f.message << " of total size " << n << "; tessel does not pad uneven shards";
+      return f;
+    }
+    return {};
+  }
+
   MeshAxes mesh_;
   PartitionSpec spec_;
   FixedVector<AxisList, max_rank> dims_;
