@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <format>
+#include <limits>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
@@ -76,6 +77,12 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   for (std::size_t d = 0; d < rs.size(); ++d)
     if (!in(dims.rhs_batch, d) && !in(dims.rhs_contract, d)) rorder.push_back(static_cast<std::uint8_t>(d)), n *= rs[d];
 
+  // The CBLAS interface takes int sizes: a larger per-device GEMM would be silently truncated.
+  constexpr std::int64_t blas_max = std::numeric_limits<int>::max();
+  if (m > blas_max || n > blas_max || k > blas_max)
+    throw Error(std::format("dot_general: each device's GEMM would be {} x {} times {} x {}, beyond the 32-bit sizes "
+                            "of the BLAS interface; shard the operands over more devices",
+                            m, k, k, n));
   fence_all_devices();  // the operands may still be being written
   for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
     auto const& exec = device(out.shards[pos].device).exec;
