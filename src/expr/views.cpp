@@ -79,7 +79,7 @@ ViewSpec slice_in_dim_view(Shape const& shape, std::int64_t start, std::int64_t 
 }
 
 Shape reshape_shape(Shape const& shape, FixedVector<std::int64_t, max_rank> const& new_shape) {
-  std::int64_t known = 1;
+  Shape known_dims;  // its num_elements() refuses a product that overflows
   int inferred = -1;
   for (std::size_t d = 0; d < new_shape.size(); ++d) {
     if (new_shape[d] == -1) {
@@ -90,9 +90,10 @@ Shape reshape_shape(Shape const& shape, FixedVector<std::int64_t, max_rank> cons
     } else if (new_shape[d] < 0) {
       throw Error(std::format("reshape: dimension {} of the new shape is {}; sizes are >= 0 (or one -1)", d, new_shape[d]));
     } else {
-      known *= new_shape[d];
+      known_dims.push_back(new_shape[d]);
     }
   }
+  std::int64_t known = known_dims.num_elements();
   Shape out;
   for (auto n : new_shape) out.push_back(n);
   std::int64_t total = shape.num_elements();

@@ -52,32 +52,21 @@ TESSEL_UNARY_OP(cos, math::cos(x))
 TESSEL_UNARY_OP(erf, math::erf(x))
 TESSEL_UNARY_OP(sigmoid, math::logistic(x))
 TESSEL_UNARY_OP(gelu, math::gelu(x))
-// Rounding leaves integers as they are (jnp.floor of an int32 array is that array).
-struct floor {
-  static constexpr char const* name = "floor";
-  template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
-    if constexpr (std::is_integral_v<T>) return x;
-    else return Kokkos::floor(x);
-  }
-};
-struct ceil {
-  static constexpr char const* name = "ceil";
-  template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
-    if constexpr (std::is_integral_v<T>) return x;
-    else return Kokkos::ceil(x);
-  }
-};
-// jnp.round: halves to even (the default rounding mode's nearbyint).
-struct round {
-  static constexpr char const* name = "round";
-  template <class T>
-  KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {
-    if constexpr (std::is_integral_v<T>) return x;
-    else return Kokkos::nearbyint(x);
-  }
-};
+// Rounding leaves integers as they are (jnp.floor of an int32 array is that array); jnp.round
+// rounds halves to even (the default rounding mode's nearbyint).
+#define TESSEL_ROUNDING_OP(tag, fn)                                       \
+  struct tag {                                                            \
+    static constexpr char const* name = #tag;                             \
+    template <class T>                                                    \
+    KOKKOS_FORCEINLINE_FUNCTION static T apply(T x) {                     \
+      if constexpr (std::is_integral_v<T>) return x;                      \
+      else return fn(x);                                                  \
+    }                                                                     \
+  };
+TESSEL_ROUNDING_OP(floor, Kokkos::floor)
+TESSEL_ROUNDING_OP(ceil, Kokkos::ceil)
+TESSEL_ROUNDING_OP(round, Kokkos::nearbyint)
+#undef TESSEL_ROUNDING_OP
 TESSEL_UNARY_OP(square, xla::mul(x, x))
 // jax.nn.relu is maximum(x, 0): NaN stays NaN.
 TESSEL_UNARY_OP(relu, xla::max(x, T(0)))
