@@ -24,6 +24,19 @@ void* operator new(std::size_t n, std::align_val_t a) {
   if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
   throw std::bad_alloc();
 }
+// The nothrow forms too (shard memory uses the aligned one): a replacement set must be complete,
+// or a sanitizer's own operator new meets this file's operator delete.
+void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
+  ++allocations;
+  return std::malloc(n ? n : 1);
+}
+void* operator new(std::size_t n, std::align_val_t a, std::nothrow_t const&) noexcept {
+  ++allocations;
+  std::size_t al = static_cast<std::size_t>(a);
+  return std::aligned_alloc(al, (n + al - 1) / al * al);
+}
+void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, std::nothrow_t const&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
