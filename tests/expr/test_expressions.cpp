@@ -311,4 +311,11 @@ TEST_CASE("bad expressions fail while being built, naming shapes, axes and meshe
                     ContainsSubstring("with_sharding_constraint: operands live on different meshes"));
   CHECK_THROWS_WITH(eval(a * 2, NamedSharding(mesh, P(None, "x"))),
                     ContainsSubstring("dimension 1 of shape (128, 4) has size 4, which is not divisible"));
+  // A requested spec longer than the result's rank is refused even when a plan for its first
+  // entries is cached (found by the fuzzer: the cache key used to stop at the rank).
+  auto mesh2 = make_mesh({2, 4}, {"a", "b"});
+  auto e = put({8}, NamedSharding(mesh2, P("b")), 17);
+  (void)eval(e + 1, NamedSharding(mesh2, P("a")));
+  CHECK_THROWS_WITH(eval(e + 1, NamedSharding(mesh2, P("a", "b"))),
+                    "P('a', 'b') has 2 entries but the tensor of shape (8,) has rank 1");
 }

@@ -45,10 +45,18 @@ void sharding_signature(NamedSharding const& s, Shape const& shape, Sink& sink) 
   for (int id : m.device_ids()) sink.word(static_cast<std::uint64_t>(id));
   for (std::size_t a = 0; a < m.num_axes(); ++a) {
     sink.word(static_cast<std::uint64_t>(m.axes().size(a)));
-    std::uint64_t h = 0;
-    for (char c : m.axes().name(a).view()) h = h * 131 + static_cast<unsigned char>(c);
-    sink.word(h);
+    // The name itself, 8 characters a word (a hash of it could let two meshes share a plan).
+    auto name = m.axes().name(a).view();
+    sink.word(name.size());
+    for (std::size_t i = 0; i < name.size(); i += 8) {
+      std::uint64_t w = 0;
+      for (std::size_t j = i; j < i + 8 && j < name.size(); ++j) w = w << 8 | static_cast<unsigned char>(name[j]);
+      sink.word(w);
+    }
   }
+  // The spec's own length: a spec longer than the rank must reach the planner (which refuses it),
+  // not match a plan cached for the spec's first entries.
+  sink.word(s.spec().size());
   for (std::size_t d = 0; d < shape.size(); ++d) {
     auto axes = s.layout().dim_axes(d);
     sink.word(axes.size());
