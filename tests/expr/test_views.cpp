@@ -304,3 +304,22 @@ TEST_CASE("reshape with size-1 and empty dimensions", "[expr][view]") {
   CHECK(e.shape() == Shape{8, 0});
   CHECK(e.to_host().empty());
 }
+
+TEST_CASE("views of one type but different kinds never share a cached plan", "[expr][view][cache]") {
+  // A rank-2 slice [1:2, 1:3] and a reshape to (1, 1, 2, 3, 1, 2) are both ViewNode<TensorNode>,
+  // and their numbers read alike (1 1 2 3 1 2): the plan key must tell them apart (fuzzer finding).
+  auto mesh = make_mesh({2, 3}, {"a", "b"}, {0, 1, 2, 3, 4, 5});
+  auto host = test::iota_data<float>({2, 6});
+  for (auto const& spec : {P("a", "b"), P("a"), P(None, "b"), P()}) {
+    INFO(to_string(spec));
+    auto x = device_put(host, Shape{2, 6}, NamedSharding(mesh, spec));
+    auto run = [](auto const& view) { return Tensor<float>(Tensor<float>(view) * 2.0f).to_host(); };
+    auto sliced = run(slice(x, {1, 1}, {2, 3}));
+    CHECK(sliced == std::vector<float>{2 * host[7], 2 * host[8]});
+    auto reshaped = run(reshape(x, {1, 1, 2, 3, 1, 2}));
+    REQUIRE(reshaped.size() == 12);
+    for (std::size_t i = 0; i < 12; ++i) CHECK(reshaped[i] == 2 * host[i]);
+    auto transposed = run(transpose(x));
+    CHECK(transposed[1] == 2 * host[6]);
+  }
+}

@@ -95,9 +95,16 @@ void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
     sharding_signature(e.sharding, e.shape(), sink);
   } else if constexpr (E::kind == NodeKind::view) {
     signature(e.child, sink, leaves);
+    // The kind and every list's length too: a transpose, a slice and a reshape share one type, and
+    // their numbers alone can read alike (found by the fuzzer).
+    sink.word(static_cast<std::uint64_t>(e.view.kind));
+    sink.word(e.view.perm.size());
     for (auto p : e.view.perm) sink.word(p);
+    sink.word(e.view.start.size());
     for (auto d : e.view.start) sink.word(static_cast<std::uint64_t>(d));
+    sink.word(e.view.limit.size());
     for (auto d : e.view.limit) sink.word(static_cast<std::uint64_t>(d));
+    sink.word(e.shape().size());
     for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
     sink.word(0xfffd);
   } else if constexpr (E::kind == NodeKind::concatenate) {
