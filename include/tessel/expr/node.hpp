@@ -131,7 +131,29 @@ struct node_count : std::integral_constant<int, E::subtree::nodes> {};
 template <class E>
 struct expression_depth : std::integral_constant<int, E::subtree::depth> {};
 
+// The deepest expression tessel evaluates. Passes over an expression type (plan-cache signature,
+// graph building, the executor, the fused kernel's evaluator) recurse through it, and compilers
+// bound template recursion (-ftemplate-depth: 900 in GCC, 1024 in Clang, by default). Each level of
+// nesting costs those passes one level of instantiation (elementwise ops and row-fused
+// reductions), two (constraints, views, reductions computed apart) or three (concatenate), so 256
+// levels of any mix stay under GCC's default (a chain of 255 concatenates needs 772). A deeper
+// expression is a compile error naming this limit (check_depth below) instead of a template-depth
+// error: evaluate part of it first (eval(), or a jit boundary), which also bounds compile time.
+inline constexpr int max_expression_depth = 256;  // check_depth's message repeats the figure
+
 namespace detail {
+// Instantiated by every entry point that evaluates or plans an expression; the error names the
+// expression's depth (Depth) and the limit.
+template <int Depth, int Limit = max_expression_depth>
+struct check_depth {
+  static_assert(Depth <= Limit,
+                "tessel: an expression may be at most max_expression_depth = 256 levels deep (its depth is "
+                "the first argument of check_depth<depth, limit>); split it with eval() or a jit boundary");
+  static constexpr bool ok = Depth <= Limit;
+};
+template <class E>
+inline constexpr bool depth_ok = check_depth<E::subtree::depth>::ok;
+
 // Elementwise nodes have one to three children; passes over deep expressions reach them with
 // `if constexpr` ladders on the arity (no helper template or generic lambda between a node and
 // its children), so each level of nesting costs one level of template instantiation.

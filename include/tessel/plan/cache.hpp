@@ -144,23 +144,28 @@ std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
 // The plan for this expression and requested output sharding, made on first use.
 template <class E>
 Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
-  HashSink hash;
-  full_signature(e, out, hash);
-  auto lock = detail::lock_cache();
-  auto& entries = detail::bucket(hash.h);
-  for (auto const& entry : entries) {
-    CompareSink cmp{entry->words};
-    full_signature(e, out, cmp);
-    if (cmp.matches()) return entry->plan;
+  if constexpr (!tessel::detail::depth_ok<E>) {
+    static Plan const none;  // not reached: too deep an expression does not compile (node.hpp)
+    return none;
+  } else {
+    HashSink hash;
+    full_signature(e, out, hash);
+    auto lock = detail::lock_cache();
+    auto& entries = detail::bucket(hash.h);
+    for (auto const& entry : entries) {
+      CompareSink cmp{entry->words};
+      full_signature(e, out, cmp);
+      if (cmp.matches()) return entry->plan;
+    }
+    auto entry = std::make_unique<CacheEntry>();
+    RecordSink rec{entry->words};
+    full_signature(e, out, rec);
+    Graph g;
+    describe(e, g);
+    entry->plan = make_plan(std::move(g), out, cost_model());
+    entries.push_back(std::move(entry));
+    return entries.back()->plan;
   }
-  auto entry = std::make_unique<CacheEntry>();
-  RecordSink rec{entry->words};
-  full_signature(e, out, rec);
-  Graph g;
-  describe(e, g);
-  entry->plan = make_plan(std::move(g), out, cost_model());
-  entries.push_back(std::move(entry));
-  return entries.back()->plan;
 }
 
 // Number of cached plans (for tests and tools).
