@@ -1,6 +1,8 @@
 #pragma once
 // Checks made while an expression is built, so mistakes surface at the line that makes them.
 #include <initializer_list>
+#include <tuple>
+#include <utility>
 
 #include "tessel/core/mesh.hpp"
 #include "tessel/core/shape.hpp"
@@ -22,9 +24,17 @@ Mesh const* mesh_of(E const& e) {
     return m.num_devices() > 1 ? &m : nullptr;
   } else if constexpr (E::kind == NodeKind::scalar) {
     return nullptr;
-  } else if constexpr (E::kind == NodeKind::elementwise || E::kind == NodeKind::concatenate) {
+  } else if constexpr (E::kind == NodeKind::elementwise) {
+    // One instantiation level per nesting level (node.hpp, arity).
+    Mesh const* found = mesh_of(std::get<0>(e.children));
+    if constexpr (arity<E> > 1) found = found ? found : mesh_of(std::get<1>(e.children));
+    if constexpr (arity<E> > 2) found = found ? found : mesh_of(std::get<2>(e.children));
+    return found;
+  } else if constexpr (E::kind == NodeKind::concatenate) {
     Mesh const* found = nullptr;
-    std::apply([&](auto const&... c) { ((found = found ? found : mesh_of(c)), ...); }, e.children);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((found = found ? found : mesh_of(std::get<I>(e.children))), ...);
+    }(std::make_index_sequence<arity<E>>{});
     return found;
   } else if constexpr (E::kind == NodeKind::reduce || E::kind == NodeKind::view) {
     return mesh_of(e.child);

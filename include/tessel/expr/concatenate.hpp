@@ -15,14 +15,12 @@ struct ConcatNode {
   using expr_concept = expression_tag;
   using value_type = expr_value_t<std::tuple_element_t<0, std::tuple<Children...>>>;
   static constexpr NodeKind kind = NodeKind::concatenate;
+  using subtree = detail::subtree_of<Children...>;
   std::tuple<Children...> children;
   std::uint8_t axis;
   Shape shape_;
   [[nodiscard]] Shape const& shape() const { return shape_; }
 };
-
-template <class... Ch>
-struct node_count<ConcatNode<Ch...>> : std::integral_constant<int, (1 + ... + node_count<Ch>::value)> {};
 
 namespace detail {
 // Checks ranks and sizes (naming the operand, dimension and sizes that disagree) and returns the

@@ -19,15 +19,13 @@ struct DotNode {
   using expr_concept = expression_tag;
   using value_type = promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>;
   static constexpr NodeKind kind = NodeKind::dot;
+  using subtree = detail::subtree_of<Lhs, Rhs>;
   Lhs lhs;
   Rhs rhs;
   DotDims dims;
   Shape shape_;
   [[nodiscard]] Shape const& shape() const { return shape_; }
 };
-
-template <class L, class R>
-struct node_count<DotNode<L, R>> : std::integral_constant<int, 1 + node_count<L>::value + node_count<R>::value> {};
 
 namespace detail {
 // Checks the dimension numbers against both shapes (naming the dimensions and sizes that

@@ -29,14 +29,12 @@ struct ViewNode {
   using expr_concept = expression_tag;
   using value_type = expr_value_t<Child>;
   static constexpr NodeKind kind = NodeKind::view;
+  using subtree = detail::subtree_of<Child>;
   Child child;
   ViewSpec view;
   Shape shape_;
   [[nodiscard]] Shape const& shape() const { return shape_; }
 };
-
-template <class Ch>
-struct node_count<ViewNode<Ch>> : std::integral_constant<int, 1 + node_count<Ch>::value> {};
 
 namespace detail {
 // Each checks its arguments against the operand's shape (naming the dimension, sizes or

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tessel/expr/node.hpp"
@@ -69,7 +71,8 @@ template <class E>
 inline constexpr char type_anchor = 0;
 
 // `leaves` records which tensor leaves are the same tensor (by leaf ordinal), the pattern the
-// planner's common-subexpression sharing depends on (GraphNode::alias).
+// planner's common-subexpression sharing depends on (GraphNode::alias). One instantiation level
+// per nesting level (node.hpp, arity).
 template <class E, class Sink>
 void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
   if constexpr (E::kind == NodeKind::tensor) {
@@ -77,7 +80,9 @@ void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
     sharding_signature(e.tensor.sharding(), e.shape(), sink);
     sink.word(static_cast<std::uint64_t>(leaves.alias(e.tensor.impl_ptr().get(), leaves.count)));
   } else if constexpr (E::kind == NodeKind::elementwise) {
-    std::apply([&](auto const&... c) { (signature(c, sink, leaves), ...); }, e.children);
+    signature(std::get<0>(e.children), sink, leaves);
+    if constexpr (tessel::detail::arity<E> > 1) signature(std::get<1>(e.children), sink, leaves);
+    if constexpr (tessel::detail::arity<E> > 2) signature(std::get<2>(e.children), sink, leaves);
   } else if constexpr (E::kind == NodeKind::reduce) {
     signature(e.child, sink, leaves);
     sink.word(e.keepdims);
@@ -108,7 +113,9 @@ void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
     for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
     sink.word(0xfffd);
   } else if constexpr (E::kind == NodeKind::concatenate) {
-    std::apply([&](auto const&... c) { (signature(c, sink, leaves), ...); }, e.children);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (signature(std::get<I>(e.children), sink, leaves), ...);
+    }(std::make_index_sequence<tessel::detail::arity<E>>{});
     sink.word(e.axis);
   }
 }
@@ -152,23 +159,28 @@ std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
 // The plan for this expression and requested output sharding, made on first use.
 template <class E>
 Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
-  HashSink hash;
-  full_signature(e, out, hash);
-  auto lock = detail::lock_cache();
-  auto& entries = detail::bucket(hash.h);
-  for (auto const& entry : entries) {
-    CompareSink cmp{entry->words};
-    full_signature(e, out, cmp);
-    if (cmp.matches()) return entry->plan;
+  if constexpr (!tessel::detail::depth_ok<E>) {
+    static Plan const none;  // not reached: too deep an expression does not compile (node.hpp)
+    return none;
+  } else {
+    HashSink hash;
+    full_signature(e, out, hash);
+    auto lock = detail::lock_cache();
+    auto& entries = detail::bucket(hash.h);
+    for (auto const& entry : entries) {
+      CompareSink cmp{entry->words};
+      full_signature(e, out, cmp);
+      if (cmp.matches()) return entry->plan;
+    }
+    auto entry = std::make_unique<CacheEntry>();
+    RecordSink rec{entry->words};
+    full_signature(e, out, rec);
+    Graph g;
+    describe(e, g);
+    entry->plan = make_plan(std::move(g), out, cost_model());
+    entries.push_back(std::move(entry));
+    return entries.back()->plan;
   }
-  auto entry = std::make_unique<CacheEntry>();
-  RecordSink rec{entry->words};
-  full_signature(e, out, rec);
-  Graph g;
-  describe(e, g);
-  entry->plan = make_plan(std::move(g), out, cost_model());
-  entries.push_back(std::move(entry));
-  return entries.back()->plan;
 }
 
 // Number of cached plans (for tests and tools).

@@ -4,6 +4,8 @@
 // expression type once per plan-cache miss; everything after works on values, not types.
 #include <cstddef>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tessel/core/named_sharding.hpp"
@@ -67,7 +69,8 @@ struct LeafIdentities {
   }
 };
 
-// Appends e's subtree to g in post-order and returns e's index.
+// Appends e's subtree to g in post-order and returns e's index. One instantiation level per
+// nesting level (node.hpp, arity).
 template <class E>
 int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
@@ -80,7 +83,9 @@ int describe(E const& e, Graph& g, LeafIdentities& leaves) {
     n.op = "scalar";
   } else if constexpr (E::kind == NodeKind::elementwise) {
     n.op = E::op::name;
-    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g, leaves)), ...); }, e.children);
+    n.children.push_back(describe(std::get<0>(e.children), g, leaves));
+    if constexpr (tessel::detail::arity<E> > 1) n.children.push_back(describe(std::get<1>(e.children), g, leaves));
+    if constexpr (tessel::detail::arity<E> > 2) n.children.push_back(describe(std::get<2>(e.children), g, leaves));
   } else if constexpr (E::kind == NodeKind::reduce) {
     n.op = E::op::name;
     n.children.push_back(describe(e.child, g, leaves));
@@ -92,7 +97,9 @@ int describe(E const& e, Graph& g, LeafIdentities& leaves) {
     n.view = e.view;
   } else if constexpr (E::kind == NodeKind::concatenate) {
     n.op = "concatenate";
-    std::apply([&](auto const&... c) { (n.children.push_back(describe(c, g, leaves)), ...); }, e.children);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (n.children.push_back(describe(std::get<I>(e.children), g, leaves)), ...);
+    }(std::make_index_sequence<tessel::detail::arity<E>>{});
     n.axis = e.axis;
   } else if constexpr (E::kind == NodeKind::dot) {
     n.op = "dot_general";

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tessel/expr/node.hpp"
@@ -110,6 +112,12 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
 // Copies the operands' shards side by side along `axis` into out's (all share out's sharding).
 void concat_shards(std::vector<ImplPtr> const& parts, std::size_t axis, TensorImpl& out);
 
+// Whether E's region holds a reduction (row-fused ones are evaluated inside its kernel).
+template <class E>
+inline constexpr bool region_has_reduce = E::kind == NodeKind::reduce;
+template <class Op, class C, class R, class... Ch>
+inline constexpr bool region_has_reduce<ElementwiseNode<Op, C, R, Ch...>> = (region_has_reduce<Ch> || ...);
+
 class Executor {
  public:
   explicit Executor(plan::Plan const& plan) : plan_(plan), values_(plan.nodes.size()) {}
@@ -165,7 +173,7 @@ class Executor {
             continue;
           }
         }
-        if constexpr (has_reduce<E>()) {
+        if constexpr (region_has_reduce<E>) {
           if (rows && ev.all_reduces_fused()) {
             if (unit) launch_elementwise<true, true>(exec, ev, o, space, rows);
             else launch_elementwise<false, true>(exec, ev, o, space, rows);
@@ -243,10 +251,9 @@ class Executor {
     } else if constexpr (E::kind == NodeKind::concatenate) {
       using V = expr_value_t<E>;
       std::vector<ImplPtr> parts;
-      int b = base;
-      std::apply([&](auto const&... c) {
-        ((parts.push_back(materialize(c, b)), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
-      }, e.children);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (parts.push_back(materialize(std::get<I>(e.children), base + child_offset<E, I>)), ...);
+      }(std::make_index_sequence<arity<E>>{});
       auto out = TensorImpl::allocate(e.shape(), dtype_of<V>, *p.after_collective);
       concat_shards(parts, e.axis, *out);
       ++execution_counts().kernels;
@@ -273,9 +280,9 @@ class Executor {
         values_[static_cast<std::size_t>(id)] = values_[static_cast<std::size_t>(p.same_as)];
       else values_[static_cast<std::size_t>(id)] = p.reshard ? reshard_counted(v, *p.out) : v;
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      int b = base;
-      std::apply([&](auto const&... c) { ((prepare(c, b), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...); },
-                 e.children);
+      prepare(std::get<0>(e.children), base + child_offset<E, 0>);
+      if constexpr (arity<E> > 1) prepare(std::get<1>(e.children), base + child_offset<E, 1>);
+      if constexpr (arity<E> > 2) prepare(std::get<2>(e.children), base + child_offset<E, 2>);
     } else if constexpr (E::kind == NodeKind::reduce) {
       if (p.row_fused) prepare(e.child, base);
       else values_[static_cast<std::size_t>(id)] = materialize(e, base);
@@ -305,11 +312,9 @@ class Executor {
   bool has_row_fusion(E const& e, int base) const {
     int id = base + node_count<E>::value - 1;
     if constexpr (E::kind == NodeKind::elementwise) {
-      bool any = false;
-      int b = base;
-      std::apply([&](auto const&... c) {
-        ((any = any || has_row_fusion(c, b), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
-      }, e.children);
+      bool any = has_row_fusion(std::get<0>(e.children), base + child_offset<E, 0>);
+      if constexpr (arity<E> > 1) any = any || has_row_fusion(std::get<1>(e.children), base + child_offset<E, 1>);
+      if constexpr (arity<E> > 2) any = any || has_row_fusion(std::get<2>(e.children), base + child_offset<E, 2>);
       return any;
     } else if constexpr (E::kind == NodeKind::reduce) {
       return plan_.nodes[static_cast<std::size_t>(id)].row_fused;
@@ -341,13 +346,16 @@ class Executor {
     } else if constexpr (E::kind == NodeKind::scalar) {
       return {e.value};
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      int b = base;
-      return std::apply(
-          [&](auto const&... c) {
-            return typename eval_of<E>::type{
-                bind(c, std::exchange(b, b + node_count<std::remove_cvref_t<decltype(c)>>::value), pos, region, space)...};
-          },
-          e.children);
+      using Ev = typename eval_of<E>::type;
+      auto const& c = e.children;
+      if constexpr (arity<E> == 1) return Ev{bind(std::get<0>(c), base, pos, region, space)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind(std::get<0>(c), base, pos, region, space),
+                  bind(std::get<1>(c), base + child_offset<E, 1>, pos, region, space)};
+      else
+        return Ev{bind(std::get<0>(c), base, pos, region, space),
+                  bind(std::get<1>(c), base + child_offset<E, 1>, pos, region, space),
+                  bind(std::get<2>(c), base + child_offset<E, 2>, pos, region, space)};
     } else {
       typename eval_of<E>::type r{};
       if (p.row_fused) {
@@ -385,10 +393,9 @@ class Executor {
         found_base = base;
       }
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      int b = base;
-      std::apply([&](auto const&... c) {
-        ((find_first(c, b, found, found_base), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
-      }, e.children);
+      find_first(std::get<0>(e.children), base + child_offset<E, 0>, found, found_base);
+      if constexpr (arity<E> > 1) find_first(std::get<1>(e.children), base + child_offset<E, 1>, found, found_base);
+      if constexpr (arity<E> > 2) find_first(std::get<2>(e.children), base + child_offset<E, 2>, found, found_base);
     }
   }
 
@@ -399,11 +406,9 @@ class Executor {
     } else if constexpr (std::same_as<E, R>) {
       return plan_at<E>(base).row_fused && same_value(e.child, base, s, s_base);
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      bool ok = true;
-      int b = base;
-      std::apply([&](auto const&... c) {
-        ((ok = ok && region_matches<R>(c, b, s, s_base), b += node_count<std::remove_cvref_t<decltype(c)>>::value), ...);
-      }, e.children);
+      bool ok = region_matches<R>(std::get<0>(e.children), base + child_offset<E, 0>, s, s_base);
+      if constexpr (arity<E> > 1) ok = ok && region_matches<R>(std::get<1>(e.children), base + child_offset<E, 1>, s, s_base);
+      if constexpr (arity<E> > 2) ok = ok && region_matches<R>(std::get<2>(e.children), base + child_offset<E, 2>, s, s_base);
       return ok;
     } else {
       return true;
@@ -425,7 +430,12 @@ class Executor {
     } else if constexpr (E::kind == NodeKind::scalar) {
       return a.value == b.value;
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      return same_children(a.children, a_base, b.children, b_base, std::make_index_sequence<std::tuple_size_v<decltype(a.children)>>{});
+      bool ok = same_value(std::get<0>(a.children), a_base + child_offset<E, 0>, std::get<0>(b.children), b_base + child_offset<E, 0>);
+      if constexpr (arity<E> > 1)
+        ok = ok && same_value(std::get<1>(a.children), a_base + child_offset<E, 1>, std::get<1>(b.children), b_base + child_offset<E, 1>);
+      if constexpr (arity<E> > 2)
+        ok = ok && same_value(std::get<2>(a.children), a_base + child_offset<E, 2>, std::get<2>(b.children), b_base + child_offset<E, 2>);
+      return ok;
     } else if constexpr (E::kind == NodeKind::reduce) {
       return a.axes == b.axes && a.keepdims == b.keepdims && same_value(a.child, a_base, b.child, b_base);
     } else if constexpr (E::kind == NodeKind::constraint) {
@@ -435,18 +445,8 @@ class Executor {
     }
   }
 
-  template <class Tuple, std::size_t... I>
-  bool same_children(Tuple const& a, int a_base, Tuple const& b, int b_base, std::index_sequence<I...>) const {
-    bool ok = true;
-    int offset = 0;
-    ((ok = ok && same_value(std::get<I>(a), a_base + offset, std::get<I>(b), b_base + offset),
-      offset += node_count<std::tuple_element_t<I, Tuple>>::value),
-     ...);
-    return ok;
-  }
-
   template <class E, class R>
-  using cached_eval_t = typename decltype(cached_eval_type<E, R, eval_of>())::type;
+  using cached_eval_t = typename cached_eval<E, R, eval_of>::type;
 
   // bind() with R's input cached in the output row `out` (see row_cache.hpp).
   template <class R, class E, class V>
@@ -463,13 +463,16 @@ class Executor {
       leaf_strides(region, region, space, r.out.stride);
       return r;
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      int b = base;
-      return std::apply(
-          [&](auto const&... c) {
-            return cached_eval_t<E, R>{bind_cached<R>(
-                c, std::exchange(b, b + node_count<std::remove_cvref_t<decltype(c)>>::value), pos, region, space, out)...};
-          },
-          e.children);
+      using Ev = cached_eval_t<E, R>;
+      auto const& c = e.children;
+      if constexpr (arity<E> == 1) return Ev{bind_cached<R>(std::get<0>(c), base, pos, region, space, out)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind_cached<R>(std::get<0>(c), base, pos, region, space, out),
+                  bind_cached<R>(std::get<1>(c), base + child_offset<E, 1>, pos, region, space, out)};
+      else
+        return Ev{bind_cached<R>(std::get<0>(c), base, pos, region, space, out),
+                  bind_cached<R>(std::get<1>(c), base + child_offset<E, 1>, pos, region, space, out),
+                  bind_cached<R>(std::get<2>(c), base + child_offset<E, 2>, pos, region, space, out)};
     } else {
       return bind(e, base, pos, region, space);
     }
@@ -493,14 +496,6 @@ class Executor {
     return std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[space.rank - 1] == 1; });
   }
 
-  template <class E>
-  static constexpr bool has_reduce() {
-    if constexpr (E::kind == NodeKind::reduce) return true;
-    else if constexpr (E::kind == NodeKind::elementwise)
-      return []<class... C>(std::tuple<C...>*) { return (has_reduce<C>() || ...); }(
-          static_cast<decltype(E::children)*>(nullptr));
-    else return false;
-  }
 
   template <bool Unit, bool Fused, class Ev, class V>
   static void launch_elementwise(ExecSpace const& exec, Ev const& ev, V* out, Space const& space, bool rows) {
@@ -614,9 +609,13 @@ class Executor {
 template <Expression E>
 Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
   static_assert(Element<expr_value_t<E>>, "tessel: only float32, float64 and int32 expressions can be evaluated");
-  auto const& plan = plan::plan_for(e, out);
-  detail::Executor ex(plan);
-  return Tensor<expr_value_t<E>>(ex.materialize(e, 0));
+  if constexpr (!detail::depth_ok<E>) {
+    return Tensor<expr_value_t<E>>(nullptr);  // not reached: too deep an expression does not compile (node.hpp)
+  } else {
+    auto const& plan = plan::plan_for(e, out);
+    detail::Executor ex(plan);
+    return Tensor<expr_value_t<E>>(ex.materialize(e, 0));
+  }
 }
 
 template <Element T>

@@ -17,51 +17,52 @@
 
 namespace tessel::detail {
 
-// How often S occurs in E's own region: elementwise nodes are walked, reductions and other
-// boundaries are not entered (their insides run in other passes).
+// Whether S occurs in E's own region: elementwise nodes are walked, reductions and other
+// boundaries are not entered (their insides run in other passes). These type computations are
+// class and variable templates that name their children's directly, one instantiation level per
+// nesting level (no constexpr function recursion, which -fconstexpr-depth would also bound).
 template <class E, class S>
-constexpr int region_count() {
-  if constexpr (std::same_as<E, S>) return 1;
-  else if constexpr (E::kind == NodeKind::elementwise)
-    return []<class... C>(std::tuple<C...>*) { return (0 + ... + region_count<C, S>()); }(
-        static_cast<decltype(E::children)*>(nullptr));
-  else return 0;
-}
+inline constexpr bool in_region = std::same_as<E, S>;
+template <class Op, class C, class R, class... Ch, class S>
+inline constexpr bool in_region<ElementwiseNode<Op, C, R, Ch...>, S> =
+    std::same_as<ElementwiseNode<Op, C, R, Ch...>, S> || (in_region<Ch, S> || ...);
 
 template <class R>
 using reduce_child_t = std::remove_cvref_t<decltype(std::declval<R>().child)>;
 
+// The first of Ts that is not void (void when all are).
+template <class... Ts>
+struct first_non_void {
+  using type = void;
+};
+template <class T, class... Rest>
+struct first_non_void<T, Rest...> {
+  using type = std::conditional_t<std::is_void_v<T>, typename first_non_void<Rest...>::type, T>;
+};
+
 // The first reduction R in E's region whose input is computed (an elementwise node), also occurs
-// in the region and has the type V the kernel writes (so the output row can hold it); void when
-// there is none.
+// in the region of Root and has the type V the kernel writes (so the output row can hold it); void
+// when there is none.
 template <class E, class Root, class V>
-constexpr auto find_cached_reduce();
-
-template <class Root, class V, class E, class... Rest>
-constexpr auto find_first_cached() {
-  using Found = typename decltype(find_cached_reduce<E, Root, V>())::type;
-  if constexpr (!std::is_void_v<Found> || sizeof...(Rest) == 0) return std::type_identity<Found>{};
-  else return find_first_cached<Root, V, Rest...>();
-}
-
-template <class E, class Root, class V>
-constexpr auto find_cached_reduce() {
-  if constexpr (E::kind == NodeKind::reduce) {
-    using S = reduce_child_t<E>;
-    // Only computed inputs are worth keeping: a tensor is already in memory.
-    if constexpr (S::kind == NodeKind::elementwise && std::same_as<expr_value_t<S>, V> && region_count<Root, S>() > 0)
-      return std::type_identity<E>{};
-    else return std::type_identity<void>{};
-  } else if constexpr (E::kind == NodeKind::elementwise) {
-    return []<class... C>(std::tuple<C...>*) { return find_first_cached<Root, V, C...>(); }(
-        static_cast<decltype(E::children)*>(nullptr));
-  } else {
-    return std::type_identity<void>{};
-  }
-}
+struct cached_reduce_in {
+  using type = void;
+};
+template <class Op, class S, class Root, class V>
+struct cached_reduce_in<ReduceNode<Op, S>, Root, V> {
+  // Only computed inputs are worth keeping: a tensor is already in memory.
+  static constexpr bool applies = [] {
+    if constexpr (S::kind == NodeKind::elementwise && std::same_as<expr_value_t<S>, V>) return in_region<Root, S>;
+    else return false;
+  }();
+  using type = std::conditional_t<applies, ReduceNode<Op, S>, void>;
+};
+template <class Op, class C, class R, class... Ch, class Root, class V>
+struct cached_reduce_in<ElementwiseNode<Op, C, R, Ch...>, Root, V> {
+  using type = typename first_non_void<typename cached_reduce_in<Ch, Root, V>::type...>::type;
+};
 
 template <class E, class V>
-using cached_reduce_t = typename decltype(find_cached_reduce<E, E, V>())::type;
+using cached_reduce_t = typename cached_reduce_in<E, E, V>::type;
 
 // A row-fused reduction that leaves its input's values in the output row.
 template <class Op, class T, class Child>
@@ -96,17 +97,29 @@ struct CachingReduceEval {
 
 // The evaluator of E's region with R's input cached: occurrences of R's input read the output
 // row, R itself stores it.
+enum class CachedRole { input, reduce, elementwise, other };
+template <class E, class R>
+inline constexpr CachedRole cached_role = std::same_as<E, reduce_child_t<R>> ? CachedRole::input
+                                          : std::same_as<E, R>              ? CachedRole::reduce
+                                          : E::kind == NodeKind::elementwise ? CachedRole::elementwise
+                                                                             : CachedRole::other;
+
+template <class E, class R, template <class> class EvalOf, CachedRole = cached_role<E, R>>
+struct cached_eval {
+  using type = typename EvalOf<E>::type;
+};
 template <class E, class R, template <class> class EvalOf>
-constexpr auto cached_eval_type() {
+struct cached_eval<E, R, EvalOf, CachedRole::input> {
+  using type = LeafEval<expr_value_t<E>>;
+};
+template <class E, class R, template <class> class EvalOf>
+struct cached_eval<E, R, EvalOf, CachedRole::reduce> {
   using S = reduce_child_t<R>;
-  if constexpr (std::same_as<E, S>) return std::type_identity<LeafEval<expr_value_t<S>>>{};
-  else if constexpr (std::same_as<E, R>)
-    return std::type_identity<CachingReduceEval<typename R::op, expr_value_t<S>, typename EvalOf<S>::type>>{};
-  else if constexpr (E::kind == NodeKind::elementwise)
-    return []<class Op, class C, class Res, class... Ch>(ElementwiseNode<Op, C, Res, Ch...>*) {
-      return std::type_identity<NodeEval<Op, C, typename decltype(cached_eval_type<Ch, R, EvalOf>())::type...>>{};
-    }(static_cast<E*>(nullptr));
-  else return std::type_identity<typename EvalOf<E>::type>{};
-}
+  using type = CachingReduceEval<typename R::op, expr_value_t<S>, typename EvalOf<S>::type>;
+};
+template <class Op, class C, class Res, class... Ch, class R, template <class> class EvalOf>
+struct cached_eval<ElementwiseNode<Op, C, Res, Ch...>, R, EvalOf, CachedRole::elementwise> {
+  using type = NodeEval<Op, C, typename cached_eval<Ch, R, EvalOf>::type...>;
+};
 
 }  // namespace tessel::detail
