@@ -175,8 +175,5 @@ TEST_CASE("reductions and softmax over a 200-op chain equal the one-device resul
     CHECK(execution_counts().kernels == before.kernels + 1);
     CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 1);
     CHECK(test::bitwise_equal(soft_rows.to_host(), Tensor<float>(softmax(left_deep(whole(rows_only)))).to_host()));
-    Tensor<float> lse = logsumexp(right_deep(l), 0) + mean(balanced<7, 1>(l));
-    Tensor<float> lse_ref = logsumexp(right_deep(w), 0) + mean(balanced<7, 1>(w));
-    require_close(lse.to_host(), lse_ref.to_host(), 1e-5f);
   }
 }
