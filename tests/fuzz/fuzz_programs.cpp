@@ -10,9 +10,10 @@
 //     dimension numbers) that comparing two tessel runs cannot see.
 // A finding prints the program and what differed, then aborts (libFuzzer saves the input).
 //
-// Known bugs, being fixed in main, are kept out of the generated programs unless TESSEL_FUZZ_KNOWN=1
-// (see known() below); the switch changes what the bytes mean, never which bytes are read, so one
-// input gives the same program either way apart from the known-bug choices. TESSEL_FUZZ_VERBOSE=1
+// Known bugs, being fixed in main, are kept out of the generated programs unless TESSEL_FUZZ_KNOWN
+// names them ("all" or "1": every class; "K1,K5": those; see known() below). The switch changes
+// what the bytes mean, never which bytes are read, so one input gives the same program either way
+// apart from the known-bug choices. TESSEL_FUZZ_VERBOSE=1
 // prints every program as it is chosen, and every refusal.
 //
 // Run: ./tessel fuzz [SECONDS]; reproduce: ./tessel run build/fuzz/tests/fuzz/fuzz_programs FILE
@@ -46,7 +47,7 @@ namespace {
 // Options and findings
 
 struct Options {
-  bool known = false;    // also generate programs that hit the known bugs below
+  unsigned known = 0;    // bit k: also generate programs that hit known bug Kk below
   bool verbose = false;  // print each program and each refusal
 };
 Options g_options;
@@ -71,7 +72,11 @@ Options g_options;
 //      Kokkos::deep_copy(exec, view, value), which Kokkos 5.2.2 turns into a memset of zero bytes
 //      when value == 0, so -0.0 becomes +0.0 (the path for many outputs keeps -0.0): for those
 //      programs a zero's sign is not compared
-bool known() { return g_options.known; }
+//   K10 the plan cache key of a view does not say which view it is: a transpose, a reshape and a
+//      slice of the same operand, all of type ViewNode<...>, can share a plan (a rank-2 slice's
+//      start, limit and shape read like a rank-6 reshape's shape), and the second then runs the
+//      first's plan (refused, or worse): views whose kind is chosen at run time only with K10
+bool known(int k) { return (g_options.known >> k) & 1; }
 
 std::string g_program;  // the current program in words, printed with a finding
 
@@ -266,6 +271,17 @@ class Gen {
       mesh_.emplace(make_mesh(axes, ids));
     }
     note("mesh " + to_string(*mesh_));
+    // A second mesh over the same devices (in another order and shape): tensors may be committed
+    // to it, or resharded from it.
+    std::vector<int> ids2(mesh_->device_ids().begin(), mesh_->device_ids().end());
+    for (std::size_t i = 0; i + 1 < ids2.size(); ++i)
+      std::swap(ids2[i], ids2[static_cast<std::size_t>(pick(static_cast<int>(i), static_cast<int>(ids2.size()) - 1))]);
+    std::vector<int> divisors;
+    for (int d = 1; d <= mesh_->num_devices(); ++d)
+      if (mesh_->num_devices() % d == 0) divisors.push_back(d);
+    int u = choose(divisors);
+    mesh2_.emplace(u == mesh_->num_devices() ? make_mesh(MeshAxes({u}, {"u"}), ids2)
+                                             : make_mesh(MeshAxes({u, mesh_->num_devices() / u}, {"u", "v"}), ids2));
   }
   Mesh const& mesh() const { return *mesh_; }
 
@@ -280,7 +296,7 @@ class Gen {
     for (int d = 0; d < rank; ++d) s.push_back(dim());
     if (rank >= 2 && one_in(32)) {
       int bits = pick(31, 62);
-      if (known()) {  // K4: a huge dimension next to an empty one
+      if (known(4) && huge_ok_) {  // K4: a huge dimension next to an empty one
         s[0] = std::int64_t{1} << bits;
         s[1] = 0;
       }
@@ -300,12 +316,12 @@ class Gen {
 
   // ----- shardings
   // for_output: the sharding asked of eval(e, out), where a spec longer than the rank is K8.
-  PartitionSpec spec_for(Shape const& s, bool for_output = false) {
-    MeshAxes const& ax = mesh_->axes();
+  PartitionSpec spec_for(Shape const& s, bool for_output = false, Mesh const* on = nullptr) {
+    MeshAxes const& ax = (on ? on : &*mesh_)->axes();
     int len = s.rank();
     int v = pick(0, 15);
     if (v == 0 && len > 0) len -= 1;  // shorter than the rank: the rest replicated
-    if (v == 1 && len < static_cast<int>(max_rank) && (!for_output || known())) len += 1;  // longer: refused
+    if (v == 1 && len < static_cast<int>(max_rank) && (!for_output || known(8))) len += 1;  // longer: refused
     bool used[max_mesh_axes]{};
     FixedVector<DimSpec, max_rank> dims;
     for (int d = 0; d < len; ++d) {
@@ -379,15 +395,22 @@ class Gen {
   template <class T>
   void place(char const* what, Shape const& s, std::vector<T> const& host, std::string const& data_text,
              std::optional<Tensor<T>>& sharded, std::optional<Tensor<T>>& reference) {
-    int how = pick(0, 9);
+    int how = pick(0, 11);
     std::string how_text;
     if (how == 0) {
       sharded.emplace(device_put(host, s));
       how_text = "uncommitted (device 0)";
     } else {
-      NamedSharding target(*mesh_, spec_for(s));
+      NamedSharding target(how == 9 ? *mesh2_ : *mesh_, spec_for(s, false, how == 9 ? &*mesh2_ : nullptr));
       how_text = to_string(target.spec());
-      if (how <= 5) {
+      if (how == 9) {
+        sharded.emplace(device_put<T>(host, s, target));
+        how_text = "on " + to_string(*mesh2_) + " " + how_text;
+      } else if (how == 8) {
+        NamedSharding first(*mesh2_, spec_for(s, false, &*mesh2_));
+        sharded.emplace(device_put(device_put<T>(host, s, first), target));
+        how_text += " (resharded from " + to_string(first.spec()) + " on " + to_string(*mesh2_) + ")";
+      } else if (how <= 5) {
         sharded.emplace(device_put<T>(host, s, target));
       } else if (how == 6) {
         sharded.emplace(device_put(device_put(host, s), target));
@@ -438,7 +461,7 @@ class Gen {
     note("b: the same tensor as a");
   }
   void input_i(char which, Shape const& s, bool full_range) {
-    full_range = full_range && known();  // K7
+    full_range = full_range && known(7);  // K7
     auto host = ints(s, full_range);
     char what[] = {'i', which, 0};
     auto& sh = which == 'a' ? sh_.ia : sh_.ib;
@@ -446,7 +469,8 @@ class Gen {
     place(what, s, host, full_range ? "any int32" : "-8..8", sh, rf);
   }
   void constraint(Shape const& s) {
-    NamedSharding c(*mesh_, spec_for(s));
+    Mesh const& m = one_in(4) ? *mesh2_ : *mesh_;
+    NamedSharding c(m, spec_for(s, false, &m));
     note("constraint " + to_string(c));
     sh_.cons.emplace(c);
     ref_.cons.emplace(make_mesh(MeshAxes({1}, {"r"}), {0}), P());
@@ -505,7 +529,7 @@ class Gen {
     else if (n != 1 && !one_in(8)) out.push_back(n);  // rank 0 only holds one element
     if (!out.empty() && one_in(4)) out[static_cast<std::size_t>(pick(0, static_cast<int>(out.size()) - 1))] = -1;
     if (!out.empty() && one_in(24)) out[0] += 1;  // refused: wrong element count
-    if (huge && known()) out = {std::int64_t{1} << b1, std::int64_t{1} << b2, 0};  // K4: the product overflows
+    if (huge && known(4) && huge_ok_) out = {std::int64_t{1} << b1, std::int64_t{1} << b2, 0};  // K4: the product overflows
     return out;
   }
   void slice_bounds(Shape const& s, std::vector<std::int64_t>& start, std::vector<std::int64_t>& limit) {
@@ -530,8 +554,9 @@ class Gen {
     using T = expr_value_t<E>;
     std::optional<NamedSharding> out;
     if (one_in(3)) {
-      out.emplace(*mesh_, spec_for(e.shape(), true));
-      note("output sharding " + to_string(out->spec()));
+      Mesh const& m = one_in(4) ? *mesh2_ : *mesh_;  // or on the other mesh over the same devices
+      out.emplace(m, spec_for(e.shape(), true, &m));
+      note("output sharding " + to_string(*out));
     }
     note("result shape " + to_string(e.shape()));
     if (!jax_refuses_.empty()) finding("tessel accepted " + jax_refuses_ + ", which JAX refuses");
@@ -565,7 +590,7 @@ class Gen {
       finding(std::format("eval gave sharding {}, {} was requested", to_string(got->sharding()), to_string(*out)));
     auto g = got->to_host();
     auto w = want->to_host();
-    std::string diff = compare(g, w, cmp, zero_sign_unchecked_ && !known(), abs_bound_);
+    std::string diff = compare(g, w, cmp, zero_sign_unchecked_ && !known(9), abs_bound_);
     if (!diff.empty()) {
       std::string plan;
       try {
@@ -579,6 +604,61 @@ class Gen {
       if (!nan_inputs_.empty()) check_nan_propagation(g);
     if (one_in(8)) (void)explain(e, out);
     if (g_options.verbose) std::fprintf(stderr, "accepted\n\n");
+  }
+
+  // jit with in and out shardings, called twice (the second call runs the cached plan).
+  void check_jit() {
+    auto f = [](auto const& x, auto const& y) { return tanh(x) * y + 1; };
+    Shape out_shape = broadcast(sh_.a->shape(), sh_.b->shape());
+    NamedSharding in0(*mesh_, spec_for(sh_.a->shape())), in1(*mesh_, spec_for(sh_.b->shape()));
+    NamedSharding out(*mesh_, spec_for(out_shape, true));
+    note(std::format("program: jit(tanh(x) * y + 1, in_shardings=({}, {}), out_shardings={})(a, b), twice",
+                     to_string(in0.spec()), to_string(in1.spec()), to_string(out.spec())));
+    auto j = jit(f, {in0, in1}, out);
+    Tensor<float> r1 = j(*sh_.a, *sh_.b);  // a tessel::Error here is a refusal
+    Tensor<float> r2 = j(*sh_.a, *sh_.b);
+    std::optional<Tensor<float>> want;
+    try {
+      want.emplace(eval(f(*ref_.a, *ref_.b)));
+    } catch (Error const& err) {
+      finding(std::format("the single-device program was refused, the jitted one accepted: {}", err.what()));
+    }
+    for (Tensor<float> const* r : {&r1, &r2}) {
+      if (!(r->sharding() == out))
+        finding(std::format("jit gave sharding {}, {} was requested", to_string(r->sharding()), to_string(out)));
+      std::string diff = compare(r->to_host(), want->to_host(), Cmp::exact, false, 0);
+      if (!diff.empty()) finding(std::string(r == &r1 ? "first" : "second") + " call: " + diff);
+    }
+  }
+
+  // jax.random drawn sharded equals the same draw on one device, bit for bit.
+  void check_random() {
+    Shape s = shape();
+    auto seed = f_.ConsumeIntegral<std::uint32_t>();
+    auto data = f_.ConsumeIntegral<std::uint32_t>();
+    auto key = random::fold_in(random::PRNGKey(seed), data);
+    NamedSharding sh(*mesh_, spec_for(s));
+    int kind = pick(0, 3);
+    double lo = pick(-8, 8) / 2.0, hi = pick(-8, 8) / 2.0;
+    auto run = [&]<class T>(T*, bool normal) {
+      note(std::format("program: random::{}<{}>(fold_in(PRNGKey({}), {}), {}, {}){}", normal ? "normal" : "uniform",
+                       std::is_same_v<T, float> ? "float" : "double", seed, data, to_string(s), to_string(sh.spec()),
+                       normal ? "" : std::format(", minval {}, maxval {}", lo, hi)));
+      auto got = normal ? random::normal<T>(key, s, sh) : random::uniform<T>(key, s, sh, T(lo), T(hi));
+      std::optional<Tensor<T>> want;
+      try {
+        want.emplace(normal ? random::normal<T>(key, s) : random::uniform<T>(key, s, T(lo), T(hi)));
+      } catch (Error const& err) {
+        finding(std::format("the single-device draw was refused, the sharded one accepted: {}", err.what()));
+      }
+      if (!(got.sharding() == sh)) finding("the draw has sharding " + to_string(got.sharding()));
+      std::string diff = compare(got.to_host(), want->to_host(), Cmp::exact, false, 0);
+      if (!diff.empty()) finding(diff);
+    };
+    if (kind == 0) run(static_cast<float*>(nullptr), true);
+    if (kind == 1) run(static_cast<double*>(nullptr), true);
+    if (kind == 2) run(static_cast<float*>(nullptr), false);
+    if (kind == 3) run(static_cast<double*>(nullptr), false);
   }
 
   template <class T>
@@ -636,6 +716,8 @@ class Gen {
   std::optional<Shape> expected_shape;
   std::string expected_why;
 
+  // K4: programs whose result stays empty when an input has a huge dimension next to a zero one.
+  void huge_ok(bool ok) { huge_ok_ = ok; }
   // K1: no NaN in the data of what comes next.
   void avoid_nan() { nan_free_ = true; }
   // Tolerance programs: a bound on the sum of the magnitudes of the terms of one result element
@@ -653,11 +735,12 @@ class Gen {
 
  private:
   FuzzedDataProvider& f_;
-  std::optional<Mesh> mesh_;
+  std::optional<Mesh> mesh_, mesh2_;
   Side sh_, ref_;
   std::vector<float> host_[3];  // float inputs a, b, c as placed (for the NaN check)
   bool nan_free_ = false;
   bool zero_sign_unchecked_ = false;
+  bool huge_ok_ = false;
   double abs_bound_ = 0;
   std::vector<int> nan_inputs_;
   std::string jax_refuses_;
@@ -675,7 +758,7 @@ MatmulShapes matmul_shapes(Gen& g) {
   // or rank-2 rhs under a higher-rank lhs. K5: other mixes (rank-2 lhs under a rank-3 rhs, ...).
   static constexpr int ok[][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {3, 2}, {4, 2}, {3, 1}, {4, 1}, {3, 3}, {4, 4}, {2, 2}};
   static constexpr int bad[][2] = {{2, 3}, {2, 4}, {3, 4}, {4, 3}, {1, 3}, {1, 4}};
-  bool use_bad = g.one_in(3) && known();
+  bool use_bad = g.one_in(3) && known(5);
   auto const& r = use_bad ? bad[g.pick(0, 5)] : ok[g.pick(0, 10)];
   int ra = r[0], rb = r[1];
   std::int64_t m = g.dim(), k = g.dim(), n = g.dim();
@@ -772,7 +855,7 @@ DotShapes dot_shapes(Gen& g) {
   int v = g.pick(0, 31);
   if (v == 0 && nc > 0) s.b[s.dims.rhs_contract[0]] += 1;  // refused: sizes differ
   if (v == 1) s.dims.lhs_contract.push_back(static_cast<std::uint8_t>(s.a.rank() + g.pick(0, 2)));  // refused
-  if (known() && v >= 2 && v <= 5) {  // K6
+  if (known(6) && v >= 2 && v <= 5) {  // K6
     if (v <= 3 && nc > 0) {  // a contracting dimension listed twice
       s.dims.lhs_contract.push_back(s.dims.lhs_contract[0]);
       s.dims.rhs_contract.push_back(s.dims.rhs_contract[0]);
@@ -828,10 +911,11 @@ Shape reversed(Shape const& s) {
 // The menu of programs. Each case picks its inputs' shapes, shardings and data, then checks one
 // expression built the same way over the sharded and the single-device inputs.
 
-constexpr int kCases = 48;
+constexpr int kCases = 51;
 
 void run_case(Gen& g, int which) {
   auto const any = Allowed::any, no_wild = Allowed::no_wild;
+  g.huge_ok(which <= 15 || which == 26 || which == 27 || which == 28 || which == 30);  // elementwise, views
   switch (which) {
     case 0: {
       Shape sa = g.shape();
@@ -861,7 +945,7 @@ void run_case(Gen& g, int which) {
     } break;
     case 4:
     case 5: {
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       Shape sa = g.shape();
       g.input_f('a', sa, any);
       g.input_f('b', g.broadcastable(sa), any);
@@ -880,7 +964,7 @@ void run_case(Gen& g, int which) {
       g.check("tanh(a) + abs(b)", Cmp::exact, [](Side const& s) { return tanh(*s.a) + abs(*s.b); });
     } break;
     case 8: {
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       g.input_f('a', g.shape(), any);
       g.expect_nan_propagation({0});
       g.check("relu(a)", Cmp::exact, [](Side const& s) { return relu(*s.a); });
@@ -897,7 +981,7 @@ void run_case(Gen& g, int which) {
     } break;
     case 11: {
       g.input_f('a', g.shape(), any);
-      if (known()) {
+      if (known(2)) {
         g.check("astype<int32>(a)", Cmp::exact, [](Side const& s) { return astype<std::int32_t>(*s.a); });
       } else {  // K2: only floats that fit an int32
         g.check("astype<int32>(where(abs(a) < 2e9, a, 0))", Cmp::exact,
@@ -921,7 +1005,7 @@ void run_case(Gen& g, int which) {
       bool full = g.one_in(3);  // full-range data only with TESSEL_FUZZ_KNOWN (K7)
       g.input_i('a', sa, full);
       g.input_i('b', g.broadcastable(sa), full);
-      if (known()) {
+      if (known(3)) {
         g.check("ia / ib", Cmp::exact, [](Side const& s) { return *s.ia / *s.ib; });
       } else {  // K3: no zero divisors
         g.check("ia / where(ib == 0, 1, ib)", Cmp::exact,
@@ -939,7 +1023,7 @@ void run_case(Gen& g, int which) {
     case 17:
     case 18:
     case 19: {
-      if ((which == 17 || which == 18) && !known()) g.avoid_nan();  // K1
+      if ((which == 17 || which == 18) && !known(1)) g.avoid_nan();  // K1
       if (which == 17 || which == 18) g.zero_sign_unchecked();      // K9
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
@@ -965,7 +1049,7 @@ void run_case(Gen& g, int which) {
       g.check("sum(ia, axes, keepdims)", Cmp::exact, [&](Side const& s) { return sum(*s.ia, ax, keep); });
     } break;
     case 21: {
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
       int axis = g.axis(sa.rank());
@@ -994,7 +1078,7 @@ void run_case(Gen& g, int which) {
       g.check("a - mean(a, axes, keepdims=true)", Cmp::tol, [&](Side const& s) { return *s.a - mean(*s.a, ax, true); });
     } break;
     case 24: {
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
       int axis = g.axis(sa.rank());
@@ -1074,7 +1158,7 @@ void run_case(Gen& g, int which) {
     } break;
     case 32: {
       g.zero_sign_unchecked();  // K9
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
       auto ns = g.new_shape(sa);
@@ -1166,7 +1250,7 @@ void run_case(Gen& g, int which) {
       g.check("astype<double>(a) * b + 1", Cmp::exact, [](Side const& s) { return astype<double>(*s.a) * *s.b + 1; });
     } break;
     case 42: {
-      if (!known()) g.avoid_nan();  // K1
+      if (!known(1)) g.avoid_nan();  // K1
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
       g.check("e = exp(a - max(a, -1, true)); e / sum(e, -1, true) + e", Cmp::tol, [](Side const& s) {
@@ -1228,6 +1312,31 @@ void run_case(Gen& g, int which) {
       g.abs_bound(64.0 * static_cast<double>(std::max<std::int64_t>(sa.num_elements(), 1)));
       g.check("sum(a * b, axes, keepdims)", Cmp::tol, [&](Side const& s) { return sum(*s.a * *s.b, ax, keep); });
     } break;
+    case 50: {
+      // One expression type, three views: the kind is chosen at run time (K10).
+      Shape sa = g.shape();
+      g.input_f('a', sa, any);
+      int kind = g.pick(0, 2);
+      if (!known(10)) kind = 0;
+      auto perm = g.permutation(sa.rank());
+      auto ns = g.new_shape(sa);
+      std::vector<std::int64_t> start, limit;
+      g.slice_bounds(sa, start, limit);
+      g.note(kind == 0 ? "view: transpose " + list_text(perm)
+             : kind == 1 ? "view: reshape to " + list_text(ns)
+                         : "view: slice " + list_text(start) + " to " + list_text(limit));
+      g.check("view(a) * 2 (transpose, reshape or slice, one type)", Cmp::exact, [&](Side const& s) {
+        auto v = kind == 0 ? transpose_rt(*s.a, perm) : kind == 1 ? reshape_rt(*s.a, ns) : slice_rt(*s.a, start, limit);
+        return v * 2;
+      });
+    } break;
+    case 48: {
+      Shape sa = g.shape();
+      g.input_f('a', sa, any);
+      g.input_f('b', g.broadcastable(sa), any);
+      g.check_jit();
+    } break;
+    case 49: g.check_random(); break;
     default: {  // 47: a chain over a 2-D mesh-friendly shape: views, broadcast, reduction, constraint
       Shape sa = g.shape(2, 4);
       g.input_f('a', sa, no_wild);
@@ -1272,7 +1381,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("TESSEL_COST_MODEL", "", 1);  // plans must not depend on a calibration of this machine
   setenv("OMP_PROC_BIND", "false", 0);
   setenv("TESSEL_POOL_BYTES", "268435456", 0);  // keep the fuzzer's memory bounded
-  g_options.known = env_flag("TESSEL_FUZZ_KNOWN");
+  if (char const* k = std::getenv("TESSEL_FUZZ_KNOWN")) {
+    std::string v = k;
+    if (v == "1" || v == "all") g_options.known = ~0u;
+    for (std::size_t i = v.find('K'); i != std::string::npos; i = v.find('K', i + 1))
+      g_options.known |= 1u << std::atoi(v.c_str() + i + 1);
+  }
   g_options.verbose = env_flag("TESSEL_FUZZ_VERBOSE");
   check_one_openmp_runtime();
   // The guard is destroyed at exit, after libFuzzer's last input. Its destructor uses tessel's
