@@ -911,7 +911,7 @@ Shape reversed(Shape const& s) {
 // The menu of programs. Each case picks its inputs' shapes, shardings and data, then checks one
 // expression built the same way over the sharded and the single-device inputs.
 
-constexpr int kCases = 51;
+constexpr int kCases = 57;
 
 void run_case(Gen& g, int which) {
   auto const any = Allowed::any, no_wild = Allowed::no_wild;
@@ -1329,6 +1329,43 @@ void run_case(Gen& g, int which) {
         auto v = kind == 0 ? transpose_rt(*s.a, perm) : kind == 1 ? reshape_rt(*s.a, ns) : slice_rt(*s.a, start, limit);
         return v * 2;
       });
+    } break;
+    case 51: {
+      auto ms = matmul_shapes(g);
+      g.input_f('a', ms.a, no_wild);
+      g.input_f('b', ms.b, no_wild);
+      auto jax = jax_matmul_shape(ms.a, ms.b);
+      if (jax) g.expected_shape = jax, g.expected_why = "matmul" + to_string(ms.a) + " @ " + to_string(ms.b);
+      else g.refused_by_jax("matmul of " + to_string(ms.a) + " and " + to_string(ms.b));
+      g.check("matmul(astype<double>(a), astype<double>(b))", Cmp::value,
+              [](Side const& s) { return matmul(astype<double>(*s.a), astype<double>(*s.b)); });
+    } break;
+    case 52:
+    case 53:
+    case 54:
+    case 55: {
+      // The rest of the unary math, bitwise: a shard's length changes where the vectorized loop
+      // hands over to the remainder loop, so both must compute the same bits.
+      Shape sa = g.shape();
+      g.input_f('a', sa, any);
+      g.input_f('b', g.broadcastable(sa), any);
+      if (which == 52) g.check("log(abs(a)) + sqrt(abs(b)) - log(a)", Cmp::exact, [](Side const& s) { return log(abs(*s.a)) + sqrt(abs(*s.b)) - log(*s.a); });
+      if (which == 53) g.check("sin(a) * cos(b) + erf(a)", Cmp::exact, [](Side const& s) { return sin(*s.a) * cos(*s.b) + erf(*s.a); });
+      if (which == 54)
+        g.check("sigmoid(a) - gelu(b) + rsqrt(abs(a) + 1)", Cmp::exact,
+                [](Side const& s) { return sigmoid(*s.a) - gelu(*s.b) + rsqrt(abs(*s.a) + 1); });
+      if (which == 55)
+        g.check("where(a >= b, pow(a, b), astype<float>(not_equal(a, b)))", Cmp::exact, [](Side const& s) {
+          return where(*s.a >= *s.b, pow(*s.a, *s.b), astype<float>(astype<std::int32_t>(not_equal(*s.a, *s.b))));
+        });
+    } break;
+    case 56: {
+      if (!known(1)) g.avoid_nan();  // K1
+      Shape sa = g.shape(1, 4);
+      g.input_f('a', sa, no_wild);
+      int axis = g.axis(sa.rank());
+      g.note_axes({axis}, false, false);
+      g.check("log_softmax(a, axis)", Cmp::tol, [&](Side const& s) { return log_softmax(*s.a, axis); });
     } break;
     case 48: {
       Shape sa = g.shape();
