@@ -13,8 +13,9 @@
 // Known bugs, being fixed in main, are kept out of the generated programs unless TESSEL_FUZZ_KNOWN
 // names them ("all" or "1": every class; "K1,K5": those; see known() below). The switch changes
 // what the bytes mean, never which bytes are read, so one input gives the same program either way
-// apart from the known-bug choices. TESSEL_FUZZ_VERBOSE=1
-// prints every program as it is chosen, and every refusal.
+// apart from the known-bug choices. TESSEL_FUZZ_VERBOSE=1 prints every program as it is chosen
+// (with the values of small inputs), and every refusal; TESSEL_FUZZ_STATS=1 prints the plan cache's
+// size and the heap every 5000 inputs.
 //
 // Run: ./tessel fuzz [SECONDS]; reproduce: ./tessel run build/fuzz/tests/fuzz/fuzz_programs FILE
 #include <fuzzer/FuzzedDataProvider.h>
