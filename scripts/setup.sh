@@ -10,12 +10,17 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sysroot=${TESSEL_SYSROOT:-/opt/tessel-trixie}
-# Bump when the package list below changes, so an old userland is brought up to date.
-stamp_version=1
+# Bump when the set-up steps below change, so an old userland is brought up to date. The package
+# list is part of the stamp by itself (a checksum). A missing stamp re-runs only the apt steps
+# (debootstrap is skipped when the root already has apt), which install just what is missing.
+stamp_version=2
+# clang, libclang-rt-dev (its libFuzzer and sanitizer runtimes: libclang-rt-19-dev on Debian 13) and
+# libomp-dev (clang's OpenMP runtime, which also serves the GCC-built libkokkoscore's GOMP_* calls)
+# build the fuzz preset.
 trixie_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
-                 libopenblas-dev libopenmpi-dev openmpi-bin)
+                 libopenblas-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
 native_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
-                 libopenblas-dev libopenmpi-dev openmpi-bin)
+                 libopenblas-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
 
 say() { printf 'tessel setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -44,6 +49,14 @@ fi
 if command -v apt-cache >/dev/null; then
   if dpkg-query -W -f='${Status}' libkokkos-dev 2>/dev/null | grep -q 'ok installed' &&
      version_ge "$(dpkg-query -W -f='${Version}' libkokkos-dev)" 4.4; then
+    missing=()
+    for p in "${native_packages[@]}"; do
+      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+      say "installing ${missing[*]}"
+      as_root apt-get install -y -q "${missing[@]}"
+    fi
     write_env native; exit 0
   fi
   candidate=$(apt-cache policy libkokkos-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
@@ -54,16 +67,19 @@ if command -v apt-cache >/dev/null; then
   fi
 fi
 
-# 3. A Debian 13 userland.
-ready="$sysroot/.tessel-ready-$stamp_version"
+# 3. A Debian 13 userland. The stamp also names a checksum of the package list, so that a list
+# changed in another checkout (sharing this userland) is installed even if it kept the version.
+ready="$sysroot/.tessel-ready-$stamp_version-$(printf '%s\n' "${trixie_packages[@]}" | cksum | cut -d' ' -f1)"
 if [ -f "$ready" ]; then write_env sysroot; exit 0; fi
 
-say "no usable Kokkos here (need >= 4.4); building a Debian 13 userland in $sysroot (a few minutes, once)"
-if ! command -v debootstrap >/dev/null; then
-  as_root apt-get update -q || true
-  as_root apt-get install -y -q debootstrap
-fi
-if [ ! -x "$sysroot/usr/bin/apt-get" ]; then
+if [ -x "$sysroot/usr/bin/apt-get" ]; then
+  say "bringing the Debian 13 userland in $sysroot up to date (its package list changed)"
+else
+  say "no usable Kokkos here (need >= 4.4); building a Debian 13 userland in $sysroot (a few minutes, once)"
+  if ! command -v debootstrap >/dev/null; then
+    as_root apt-get update -q || true
+    as_root apt-get install -y -q debootstrap
+  fi
   as_root rm -rf "$sysroot.partial"
   as_root debootstrap --variant=minbase trixie "$sysroot.partial" http://deb.debian.org/debian
   as_root mv "$sysroot.partial" "$sysroot"
