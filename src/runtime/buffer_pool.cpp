@@ -34,8 +34,10 @@ struct Pool {
 };
 
 Pool& pool() {
-  static Pool p;
-  return p;
+  // Never destroyed: a ScopeGuard with static storage (created before the pool) releases it at
+  // exit, after function-local statics created later are gone (fuzzer finding F2).
+  static Pool* p = new Pool;
+  return *p;
 }
 
 constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;

@@ -21,8 +21,8 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = new Registry;  // never destroyed, as the buffer pool (a static ScopeGuard uses both)
+  return *r;
 }
 
 int count_from_environment() {

@@ -1419,8 +1419,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("TESSEL_COST_MODEL", "", 1);  // plans must not depend on a calibration of this machine
   setenv("OMP_PROC_BIND", "false", 0);
   setenv("TESSEL_POOL_BYTES", "268435456", 0);  // keep the fuzzer's memory bounded
+  // The known classes are fixed in main now: every program is generated unless
+  // TESSEL_FUZZ_KNOWN=none (then only the classes it names, e.g. "none,K5").
+  g_options.known = ~0u;
   if (char const* k = std::getenv("TESSEL_FUZZ_KNOWN")) {
     std::string v = k;
+    if (v.starts_with("none")) g_options.known = 0;
     if (v == "1" || v == "all") g_options.known = ~0u;
     for (std::size_t i = v.find('K'); i != std::string::npos; i = v.find('K', i + 1))
       g_options.known |= 1u << std::atoi(v.c_str() + i + 1);
