@@ -36,3 +36,9 @@ static_assert(tessel::ShardLayout::error(checked_mesh, tessel::P("dp", "dp")).vi
               "P('dp', 'dp') uses mesh axis 'dp' for both dimension 0 and dimension 1; a mesh axis may shard at most "
               "one dimension");
 }  // namespace
+
+// A plain FixedVector converts to the capacity-tagged vectors MeshAxes takes (user code builds
+// meshes from them).
+static_assert(tessel::MeshAxes(tessel::FixedVector<int, tessel::max_mesh_axes>{2, 3},
+                               tessel::FixedVector<tessel::AxisName, tessel::max_mesh_axes>{"x", "y"})
+                  .num_devices() == 6);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <type_traits>
 
 namespace tessel {
 
@@ -34,6 +35,14 @@ class FixedVector {
   constexpr explicit FixedVector(std::size_t count, T const& value = T{}) {
     if (count > N) detail::throw_capacity_exceeded(N, count, What::what);
     for (std::size_t i = 0; i < count; ++i) items_[size_++] = value;
+  }
+
+  // The same values under another name for what they are (a FixedVector<int, 8> of mesh sizes
+  // passed where MeshSizes is expected): the tag only words the capacity message.
+  template <class OtherWhat>
+    requires(!std::is_same_v<OtherWhat, What>)
+  constexpr FixedVector(FixedVector<T, N, OtherWhat> const& other) {  // NOLINT: implicit by design
+    for (T const& v : other) items_[size_++] = v;
   }
 
   constexpr void push_back(T const& v) {
