@@ -1421,7 +1421,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("TESSEL_POOL_BYTES", "268435456", 0);  // keep the fuzzer's memory bounded
   // The known classes are fixed in main now: every program is generated unless
   // TESSEL_FUZZ_KNOWN=none (then only the classes it names, e.g. "none,K5").
-  g_options.known = ~0u;
+  // Except K4: its huge dimensions are safe only next to a zero one, and a second operand
+  // broadcast against such a shape can be huge and non-empty (an 8 GiB host vector here); the
+  // size checks K4 found missing are unit-tested (tests/runtime/test_lifetime.cpp).
+  g_options.known = ~0u & ~(1u << 4);
   if (char const* k = std::getenv("TESSEL_FUZZ_KNOWN")) {
     std::string v = k;
     if (v.starts_with("none")) g_options.known = 0;
