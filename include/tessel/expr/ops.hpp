@@ -3,6 +3,7 @@
 // function gets operands already converted to the node's compute type.
 #include <Kokkos_Core.hpp>
 
+#include "tessel/core/reduce_op.hpp"
 #include "tessel/expr/math.hpp"
 #include "tessel/expr/xla_scalar.hpp"
 
@@ -128,9 +129,12 @@ struct convert {
   }
 };
 
-// Reductions: identity and combine, for fused reduction kernels and the all-reduce after them.
+// Reductions: identity and combine, for fused reduction kernels; `combiner` names the same
+// combine for the collective that completes a sharded reduction; `divides` marks mean.
 struct sum_reduce {
   static constexpr char const* name = "sum";
+  static constexpr ReduceOp combiner = ReduceOp::sum;
+  static constexpr bool divides = false;
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(0); }
   template <class T>
@@ -139,9 +143,12 @@ struct sum_reduce {
 // mean: a sum whose result is divided by the number of reduced elements.
 struct mean_reduce : sum_reduce {
   static constexpr char const* name = "mean";
+  static constexpr bool divides = true;
 };
 struct prod_reduce {
   static constexpr char const* name = "prod";
+  static constexpr ReduceOp combiner = ReduceOp::prod;
+  static constexpr bool divides = false;
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() { return T(1); }
   template <class T>
@@ -149,6 +156,8 @@ struct prod_reduce {
 };
 struct max_reduce {
   static constexpr char const* name = "max";
+  static constexpr ReduceOp combiner = ReduceOp::max;
+  static constexpr bool divides = false;
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return -Kokkos::Experimental::infinity_v<T>;
@@ -159,6 +168,8 @@ struct max_reduce {
 };
 struct min_reduce {
   static constexpr char const* name = "min";
+  static constexpr ReduceOp combiner = ReduceOp::min;
+  static constexpr bool divides = false;
   template <class T>
   KOKKOS_FORCEINLINE_FUNCTION static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return Kokkos::Experimental::infinity_v<T>;

@@ -156,9 +156,13 @@ std::unique_lock<std::mutex> lock_cache();
 std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
 }  // namespace detail
 
-// The plan for this expression and requested output sharding, made on first use.
+// Gives a new plan's kernel steps their kernels (runtime/region_kernels.hpp, attach_kernels<E>).
+using AttachKernels = void (*)(Plan&);
+
+// The plan for this expression and requested output sharding, made on first use; `attach` runs
+// once, on the new plan.
 template <class E>
-Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
+Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, AttachKernels attach) {
   if constexpr (!tessel::detail::depth_ok<E>) {
     static Plan const none;  // not reached: too deep an expression does not compile (node.hpp)
     return none;
@@ -178,6 +182,7 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
     Graph g;
     describe(e, g);
     entry->plan = make_plan(std::move(g), out, cost_model());
+    attach(entry->plan);
     entries.push_back(std::move(entry));
     return entries.back()->plan;
   }

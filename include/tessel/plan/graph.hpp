@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessel/core/named_sharding.hpp"
+#include "tessel/core/reduce_op.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/dot.hpp"
@@ -27,6 +28,8 @@ struct GraphNode {
   std::optional<NamedSharding> sharding;       // tensor: its sharding; constraint: the one required
   FixedVector<std::uint8_t, max_rank> axes;    // reduce
   bool keepdims = false;                       // reduce
+  ReduceOp combine = ReduceOp::sum;            // reduce: how its values combine (ops tag's combiner)
+  bool divides = false;                        // reduce: a mean (the sum is divided by the count)
   DotDims dot;                                 // dot
   ViewSpec view;                               // view
   std::uint8_t axis = 0;                       // concatenate
@@ -74,7 +77,7 @@ struct LeafIdentities {
 template <class E>
 int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
-  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape()), {}, {}, {}, false, {}, {}, 0, -1};
+  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape())};
   if constexpr (E::kind == NodeKind::tensor) {
     n.op = "tensor";
     n.sharding = e.tensor.sharding();
@@ -91,6 +94,8 @@ int describe(E const& e, Graph& g, LeafIdentities& leaves) {
     n.children.push_back(describe(e.child, g, leaves));
     n.axes = e.axes;
     n.keepdims = e.keepdims;
+    n.combine = E::op::combiner;
+    n.divides = E::op::divides;
   } else if constexpr (E::kind == NodeKind::view) {
     n.op = e.view.kind == ViewKind::transpose ? "transpose" : e.view.kind == ViewKind::reshape ? "reshape" : "slice";
     n.children.push_back(describe(e.child, g, leaves));

@@ -1,10 +1,11 @@
 #pragma once
 // A plan: for every node of the graph, the sharding its value has and what it costs to get it
-// there; and the steps the executor will run, in order, as explain prints them.
+// there; and the instructions the executor runs, in order, which explain prints.
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tessel/core/reduce_op.hpp"
 #include "tessel/plan/cost_model.hpp"
 #include "tessel/plan/graph.hpp"
 
@@ -40,39 +41,83 @@ inline bool computes_alike(NodePlan a, NodePlan b) {
   return a == b;
 }
 
-// A reshard that is one collective is its own step kind; `reshard` is what moves no data between
-// devices (a local slice) or moves it by plain copies (between different meshes).
+// An instruction's kind. A reshard that is one collective is its own kind; `reshard` is what moves
+// no data between devices (a local slice) or moves it by plain copies (between different meshes).
 enum class StepKind : std::uint8_t {
   reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute,
   view  // a reshape that reinterprets each device's block: no kernel, no data moved
 };
+// What a `kernel` instruction runs.
+enum class KernelKind : std::uint8_t {
+  none,
+  fused,        // one pass over a region of elementwise ops (row-fused reductions and views inside)
+  reduce,       // a reduction computed apart: its input region, reduced on each device
+  view_copy,    // a transpose or slice made into a tensor
+  gemm,         // dot_general: BLAS GEMM on each device's blocks
+  concatenate,  // operands' blocks copied side by side
+};
 
+struct Plan;
+struct Step;
+}  // namespace tessel::plan
+namespace tessel::detail {
+struct RunState;  // runtime/execute.hpp: the values a run has made so far
+}
+namespace tessel::plan {
+// A region kernel made from the region's expression type when the plan is first built (the only
+// typed part of running a plan).
+using KernelFn = void (*)(Plan const& plan, Step const& step, tessel::detail::RunState& state);
+
+// One instruction of the executable plan. The executor (runtime/execute.hpp) runs the list in
+// order; explain prints the same list; Kokkos Tools see each as a region named `label`, and the
+// kernels inside carry the same name.
 struct Step {
   StepKind kind;
-  int node;            // graph node the step produces
+  int node;            // graph node whose value the step produces (its value slot)
   int devices;         // devices running it
   double bytes;        // bytes per device the estimate takes (see plan/reshard.hpp for reshards)
   double estimate_us;  // cost model estimate (0 for kernels)
   std::string text;    // one line of explain
+  std::string label;   // "tessel::fused[mul,add,tanh]", "tessel::all_reduce(mp)[dot_general#4]", ...
+  KernelKind kernel = KernelKind::none;
+  // Value slots read (see Plan::slot): a reshard, collective or view reads one, a GEMM two, a
+  // concatenate each operand, a kernel every tensor its region reads.
+  std::vector<int> operands;
+  // reshards: the sharding this step produces; collectives: the sharding after them.
+  std::optional<NamedSharding> to;
+  FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives: the mesh axes of their groups
+  ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
+  double divide_by = 0;                           // a mean's count, divided after its collective
+  bool starts_reshard = false;                    // the first step of one sharding change
+  KernelFn run = nullptr;                         // fused and reduce kernels
 };
 
 struct Plan {
   Graph graph;
   std::vector<NodePlan> nodes;
   std::vector<Step> steps;
+  // For each node, the node whose value slot holds its value: itself, the node it shares a value
+  // with (NodePlan::same_as), or a constraint's operand when nothing is resharded.
+  std::vector<int> slot;
 
   [[nodiscard]] int count(StepKind kind) const {
     int n = 0;
     for (auto const& s : steps) n += s.kind == kind;
     return n;
   }
+  // Instructions, shapes, shardings and meshes, hashed: equal plans have equal fingerprints in
+  // every process (no addresses or pointers enter it).
+  [[nodiscard]] std::uint64_t fingerprint() const;
 };
 
 // Sharding propagation (GSPMD-style), collective choice and fusion boundaries for a graph whose
 // root must come out with `requested` (or with whatever propagation gives, when absent).
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);
 
-// The plan as text: one line per kernel, collective and reshard.
+// The plan as text: one line per instruction (kernel, collective, reshard, view).
 std::string to_string(Plan const& plan);
+// The plan as JSON: {"fingerprint": "...", "steps": [{"kind", "label", "node", "operands",
+// "devices", "bytes", "estimate_us", "text"}, ...]}.
+std::string to_json(Plan const& plan);
 
 }  // namespace tessel::plan

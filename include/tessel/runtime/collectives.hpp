@@ -16,10 +16,9 @@
 
 #include "tessel/core/box.hpp"
 #include "tessel/core/dtype.hpp"
+#include "tessel/core/reduce_op.hpp"
 
 namespace tessel {
-
-enum class ReduceOp : std::uint8_t { sum, prod, max, min };
 
 // One member of a group: its device, the buffer it contributes and the buffer it receives.
 struct GroupMember {

@@ -1,0 +1,23 @@
+#pragma once
+// The planner's passes after sharding propagation (src/plan/propagate.cpp), each in a file of its
+// own: common values (cse.cpp), the instruction list (schedule.cpp), and the text of explain
+// (explain.cpp).
+#include <string>
+#include <vector>
+
+#include "tessel/plan/plan.hpp"
+
+namespace tessel::plan {
+
+// XLA's CSE on the planned graph: sets NodePlan::same_as where a node computes what an earlier one
+// computes, the same way.
+void share_common_values(Graph const& g, std::vector<NodePlan>& plans);
+
+// Orders the planned graph into instructions (Plan::steps) and value slots (Plan::slot).
+void schedule(Plan& plan, CostModel const& model);
+
+// Text pieces explain and the schedule share: "float32[64,32]", "('x', 'y')".
+std::string type_text(GraphNode const& n);
+std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes);
+
+}  // namespace tessel::plan

@@ -1,0 +1,47 @@
+#pragma once
+// Running a plan: the executor walks the plan's instruction list (plan::Plan::steps) in order,
+// each step reading and writing value slots, inside a Kokkos Tools region named by the step's
+// label. It never looks at the expression type: region kernels were made from it when the plan
+// was built (runtime/region_kernels.hpp), and the tensors and scalars a call brings are bound to
+// their graph nodes first.
+#include <memory>
+#include <vector>
+
+#include "tessel/plan/plan.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
+
+namespace tessel {
+
+// What the executor ran, counted per logical step (a kernel on 8 devices counts once).
+struct ExecutionCounts {
+  long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
+  // Reshard steps (each sharding change also counted once in `reshards`) that ran as one collective.
+  long all_gathers = 0, all_to_alls = 0, permutes = 0;
+  long row_cached_kernels = 0;  // kernels that computed a shared subexpression once per row
+};
+ExecutionCounts& execution_counts();
+
+namespace detail {
+
+using ImplPtr = std::shared_ptr<TensorImpl const>;
+
+// One run's values, by graph node.
+struct RunState {
+  explicit RunState(std::size_t nodes) : inputs(nodes), values(nodes), scalars(nodes) {}
+  std::vector<ImplPtr> inputs;  // tensor leaves as the call gave them
+  std::vector<ImplPtr> values;  // value slots (Plan::slot): what the steps have made so far
+  std::vector<double> scalars;  // C++ scalar leaves
+};
+
+// Runs every step of the plan and returns the root's value.
+ImplPtr execute(plan::Plan const& plan, RunState& state);
+
+// Do graph nodes a and b compute the same value the same way in this run: same plans, tensors,
+// scalars and attributes, all the way down through their regions?
+bool same_value(plan::Plan const& plan, RunState const& state, int a, int b);
+
+// The same reshard as a plan step, outside a plan; counted in execution_counts().
+ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to);
+
+}  // namespace detail
+}  // namespace tessel

@@ -1,0 +1,340 @@
+#pragma once
+// The typed part of running a plan: when a plan is first built, each region the schedule made a
+// kernel step for gets a kernel instantiated from the region's expression type (its evaluator is
+// a struct of the region's ops, runtime/kernel_eval.hpp), stored in the step as a function
+// pointer. A kernel reads everything else from the plan (shardings, axes, views) and the run's
+// value slots, never from the expression object, so a cached plan runs any call of its type.
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/expr/concatenate.hpp"
+#include "tessel/expr/dot.hpp"
+#include "tessel/expr/node.hpp"
+#include "tessel/expr/ops.hpp"
+#include "tessel/expr/view.hpp"
+#include "tessel/plan/plan.hpp"
+#include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/region_launch.hpp"
+#include "tessel/runtime/row_cache.hpp"
+
+namespace tessel::detail {
+
+template <class E>
+struct eval_of {
+  // Every boundary (constraint, dot, view made apart, concatenate) is read like a tensor.
+  using type = LeafEval<expr_value_t<E>>;
+};
+template <class W>
+struct eval_of<ScalarNode<W>> {
+  using type = ScalarEval<W>;
+};
+template <class Op, class C, class R, class... Ch>
+struct eval_of<ElementwiseNode<Op, C, R, Ch...>> {
+  using type = NodeEval<Op, C, typename eval_of<Ch>::type...>;
+};
+template <class Op, class Ch>
+struct eval_of<ReduceNode<Op, Ch>> {
+  using type = ReduceEval<Op, expr_value_t<Ch>, typename eval_of<Ch>::type>;
+};
+
+// Builds a region's evaluator for one device from the plan and the run's values. Nodes are found
+// by post-order number: a subtree of type E at post-order base `base` has its root at
+// base + node_count<E> - 1 (node.hpp).
+struct Binder {
+  plan::Plan const& plan;
+  RunState const& state;
+
+  template <class E>
+  static constexpr int root(int base) {
+    return base + node_count<E>::value - 1;
+  }
+  plan::NodePlan const& at(int id) const { return plan.nodes[static_cast<std::size_t>(id)]; }
+  ImplPtr const& value(int id) const {
+    return state.values[static_cast<std::size_t>(plan.slot[static_cast<std::size_t>(id)])];
+  }
+
+  template <class E>
+  typename eval_of<E>::type bind(int base, int pos, Shape const& region, Space const& space) const {
+    int id = root<E>(base);
+    using V = expr_value_t<E>;
+    if constexpr (E::kind == NodeKind::scalar) {
+      using W = decltype(E::value);
+      return {static_cast<W>(state.scalars[static_cast<std::size_t>(id)])};
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      using Ev = typename eval_of<E>::type;
+      if constexpr (arity<E> == 1) return Ev{bind<child_t<0, E>>(base, pos, region, space)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind<child_t<0, E>>(base, pos, region, space),
+                  bind<child_t<1, E>>(base + child_offset<E, 1>, pos, region, space)};
+      else
+        return Ev{bind<child_t<0, E>>(base, pos, region, space),
+                  bind<child_t<1, E>>(base + child_offset<E, 1>, pos, region, space),
+                  bind<child_t<2, E>>(base + child_offset<E, 2>, pos, region, space)};
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      typename eval_of<E>::type r{};
+      if (at(id).row_fused) {
+        r.fused = true;
+        bind_row_reduction<E>(r, base, pos, region, space);
+        r.child_fused = r.child.all_reduces_fused();
+      } else {
+        r.leaf = leaf<V>(value(id), pos, region, space);
+      }
+      return r;
+    } else if constexpr (E::kind == NodeKind::view) {
+      // Read in place from the operand's shards, unless the region wanted it made apart.
+      auto const& p = at(id);
+      if (p.reshard) return leaf<V>(value(id), pos, region, space);
+      auto const& n = plan.graph[static_cast<std::size_t>(id)];
+      return view_leaf<V>(n.view, value(id - 1), pos, p.out->shard_shape(n.shape), region, space);
+    } else {
+      return leaf<V>(value(id), pos, region, space);
+    }
+  }
+
+  // What every row-fused reduction evaluator (ReduceEval, CachingReduceEval) needs: its input
+  // bound, the row length, whether the input walks rows contiguously, and mean's divisor.
+  template <class E, class Eval>
+  void bind_row_reduction(Eval& r, int base, int pos, Shape const& region, Space const& space) const {
+    using V = expr_value_t<E>;
+    r.child = bind<reduce_child_t<E>>(base, pos, region, space);
+    r.length = space.extent[space.rank - 1];
+    std::vector<std::int64_t*> strides;
+    r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+    r.unit_rows = unit_rows(space, strides);
+    if constexpr (E::op::divides) r.divisor = static_cast<V>(r.length);
+  }
+
+  template <class E>
+  bool has_row_fusion(int base) const {
+    if constexpr (E::kind == NodeKind::elementwise) {
+      bool any = has_row_fusion<child_t<0, E>>(base);
+      if constexpr (arity<E> > 1) any = any || has_row_fusion<child_t<1, E>>(base + child_offset<E, 1>);
+      if constexpr (arity<E> > 2) any = any || has_row_fusion<child_t<2, E>>(base + child_offset<E, 2>);
+      return any;
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      return at(root<E>(base)).row_fused;
+    } else {
+      return false;
+    }
+  }
+
+  // Row caching (row_cache.hpp) for the region rooted at E: every occurrence of the cached
+  // reduction R and of its input S in the region must be the same value, and every R row-fused.
+  template <class E>
+  bool row_cache_applies(int base) const {
+    using R = cached_reduce_t<E, expr_value_t<E>>;
+    if constexpr (std::is_void_v<R>) {
+      return false;
+    } else {
+      int first = -1;
+      find_first<R, E>(base, first);
+      return first >= 0 && region_matches<R, E>(base, root<reduce_child_t<R>>(first));
+    }
+  }
+
+  template <class R, class E>
+  static void find_first(int base, int& found_base) {
+    if constexpr (std::same_as<E, R>) {
+      if (found_base < 0) found_base = base;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      find_first<R, child_t<0, E>>(base, found_base);
+      if constexpr (arity<E> > 1) find_first<R, child_t<1, E>>(base + child_offset<E, 1>, found_base);
+      if constexpr (arity<E> > 2) find_first<R, child_t<2, E>>(base + child_offset<E, 2>, found_base);
+    }
+  }
+
+  // s: the graph node of the first R's input.
+  template <class R, class E>
+  bool region_matches(int base, int s) const {
+    if constexpr (std::same_as<E, reduce_child_t<R>>) {
+      return same_value(plan, state, root<E>(base), s);
+    } else if constexpr (std::same_as<E, R>) {
+      return at(root<E>(base)).row_fused && same_value(plan, state, root<reduce_child_t<R>>(base), s);
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      bool ok = region_matches<R, child_t<0, E>>(base, s);
+      if constexpr (arity<E> > 1) ok = ok && region_matches<R, child_t<1, E>>(base + child_offset<E, 1>, s);
+      if constexpr (arity<E> > 2) ok = ok && region_matches<R, child_t<2, E>>(base + child_offset<E, 2>, s);
+      return ok;
+    } else {
+      return true;
+    }
+  }
+
+  template <class E, class R>
+  using cached_eval_t = typename cached_eval<E, R, eval_of>::type;
+
+  // bind() with R's input cached in the output row `out` (see row_cache.hpp).
+  template <class R, class E, class V>
+  cached_eval_t<E, R> bind_cached(int base, int pos, Shape const& region, Space const& space, V* out) const {
+    if constexpr (std::same_as<E, reduce_child_t<R>>) {
+      LeafEval<V> l;
+      l.data = out;
+      leaf_strides(region, region, space, l.stride);
+      return l;
+    } else if constexpr (std::same_as<E, R>) {
+      cached_eval_t<E, R> r{};
+      bind_row_reduction<E>(r, base, pos, region, space);
+      r.out.data = out;
+      leaf_strides(region, region, space, r.out.stride);
+      return r;
+    } else if constexpr (E::kind == NodeKind::elementwise) {
+      using Ev = cached_eval_t<E, R>;
+      if constexpr (arity<E> == 1) return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out),
+                  bind_cached<R, child_t<1, E>>(base + child_offset<E, 1>, pos, region, space, out)};
+      else
+        return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out),
+                  bind_cached<R, child_t<1, E>>(base + child_offset<E, 1>, pos, region, space, out),
+                  bind_cached<R, child_t<2, E>>(base + child_offset<E, 2>, pos, region, space, out)};
+    } else {
+      return bind<E>(base, pos, region, space);
+    }
+  }
+};
+
+// Whether E's region holds a reduction (row-fused ones are evaluated inside its kernel).
+template <class E>
+inline constexpr bool region_has_reduce = E::kind == NodeKind::reduce;
+template <class Op, class C, class R, class... Ch>
+inline constexpr bool region_has_reduce<ElementwiseNode<Op, C, R, Ch...>> = (region_has_reduce<Ch> || ...);
+
+// A fused region rooted at the elementwise node E: one kernel per device over the result's shard.
+template <class E>
+void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  using V = expr_value_t<E>;
+  static_assert(Element<V>, "tessel: a comparison result (bool) cannot be stored; use where() or astype<>()");
+  int const base = step.node - node_count<E>::value + 1;
+  auto const& p = plan.nodes[static_cast<std::size_t>(step.node)];
+  Shape const& shape = plan.graph[static_cast<std::size_t>(step.node)].shape;
+  auto out = TensorImpl::allocate(shape, dtype_of<V>, *p.out);
+  Shape local = p.out->shard_shape(shape);
+  Binder const b{plan, state};
+  bool const rows = b.has_row_fusion<E>(base);
+  bool const cached = rows && b.row_cache_applies<E>(base);
+  char const* label = step.label.c_str();
+  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+    Space space = make_space(local, nullptr);
+    auto ev = b.bind<E>(base, static_cast<int>(pos), local, space);
+    std::vector<std::int64_t*> strides;
+    ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+    if (!rows) collapse(space, strides);
+    auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
+    auto const& exec = device(out->shards[pos].device).exec;
+    bool unit = unit_rows(space, strides);
+    if constexpr (!std::is_void_v<cached_reduce_t<E, V>>) {
+      if (cached && ev.all_reduces_fused()) {
+        auto cev = b.bind_cached<cached_reduce_t<E, V>, E>(base, static_cast<int>(pos), local, space, o);
+        launch_elementwise<true>(exec, label, cev, o, space, rows, unit);
+        continue;
+      }
+    }
+    if constexpr (region_has_reduce<E>) {
+      if (rows && ev.all_reduces_fused()) {
+        launch_elementwise<true>(exec, label, ev, o, space, rows, unit);
+        continue;
+      }
+    }
+    launch_elementwise<false>(exec, label, ev, o, space, rows, unit);
+  }
+  fence_all_devices();
+  if (cached) ++execution_counts().row_cached_kernels;
+  state.values[static_cast<std::size_t>(step.node)] = out;
+}
+
+// A reduction computed apart (ReduceNode E): its input region reduced on each device, leaving
+// the partial results the plan's collective (if any) completes.
+template <class E>
+void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  using V = expr_value_t<E>;
+  using Child = reduce_child_t<E>;
+  int const base = step.node - node_count<E>::value + 1;
+  int const child = base + node_count<Child>::value - 1;
+  auto const& p = plan.nodes[static_cast<std::size_t>(step.node)];
+  auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  Shape const& in_shape = plan.graph[static_cast<std::size_t>(child)].shape;
+  Shape in_local = plan.nodes[static_cast<std::size_t>(child)].out->shard_shape(in_shape);
+  auto partial = TensorImpl::allocate(n.shape, dtype_of<V>, *p.partial);
+  std::int64_t count = 1;
+  for (auto a : n.axes) count *= in_shape[a];
+  Binder const b{plan, state};
+  for (std::size_t pos = 0; pos < partial->shards.size(); ++pos) {
+    Space space = make_space(in_local, &n.axes);
+    auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
+    // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the
+    // whole sum (dividing each partial would round differently and could miss an overflow).
+    launch_reduce<typename E::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
+                                     reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
+                                     static_cast<int>(n.axes.empty() ? 1 : n.axes.size()),
+                                     p.collective == plan::Collective::none ? count : 1);
+  }
+  fence_all_devices();
+  state.values[static_cast<std::size_t>(step.node)] = partial;
+}
+
+// The kernel each node could need, by graph node: an elementwise node that starts a region (its
+// parent is not elementwise or a reduction, whose regions it joins) and every reduction.
+template <class E, bool InRegion>
+void region_kernels(std::vector<plan::KernelFn>& table, int base) {
+  int const id = base + node_count<E>::value - 1;
+  if constexpr (E::kind == NodeKind::elementwise) {
+    if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
+    region_kernels<child_t<0, E>, true>(table, base);
+    if constexpr (arity<E> > 1) region_kernels<child_t<1, E>, true>(table, base + child_offset<E, 1>);
+    if constexpr (arity<E> > 2) region_kernels<child_t<2, E>, true>(table, base + child_offset<E, 2>);
+  } else if constexpr (E::kind == NodeKind::reduce) {
+    table[static_cast<std::size_t>(id)] = &reduce_kernel<E>;
+    region_kernels<reduce_child_t<E>, true>(table, base);
+  } else if constexpr (E::kind == NodeKind::constraint || E::kind == NodeKind::view) {
+    region_kernels<std::remove_cvref_t<decltype(E::child)>, false>(table, base);
+  } else if constexpr (E::kind == NodeKind::dot) {
+    using L = std::remove_cvref_t<decltype(E::lhs)>;
+    region_kernels<L, false>(table, base);
+    region_kernels<std::remove_cvref_t<decltype(E::rhs)>, false>(table, base + node_count<L>::value);
+  } else if constexpr (E::kind == NodeKind::concatenate) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (region_kernels<child_t<I, E>, false>(table, base + child_offset<E, I>), ...);
+    }(std::make_index_sequence<arity<E>>{});
+  }
+}
+
+void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& table);
+
+// Gives each fused and reduce step of a new plan for expressions of type E its kernel.
+template <class E>
+void attach_kernels(plan::Plan& plan) {
+  std::vector<plan::KernelFn> table(plan.graph.size(), nullptr);
+  region_kernels<E, false>(table, 0);
+  attach_kernels(plan, table);
+}
+
+// Binds the call's tensors and scalars to their graph nodes.
+template <class E>
+void bind_inputs(E const& e, int base, RunState& state) {
+  auto const id = static_cast<std::size_t>(base + node_count<E>::value - 1);
+  if constexpr (E::kind == NodeKind::tensor) {
+    state.inputs[id] = state.values[id] = e.tensor.impl_ptr();
+  } else if constexpr (E::kind == NodeKind::scalar) {
+    state.scalars[id] = static_cast<double>(e.value);
+  } else if constexpr (E::kind == NodeKind::elementwise) {
+    bind_inputs(std::get<0>(e.children), base, state);
+    if constexpr (arity<E> > 1) bind_inputs(std::get<1>(e.children), base + child_offset<E, 1>, state);
+    if constexpr (arity<E> > 2) bind_inputs(std::get<2>(e.children), base + child_offset<E, 2>, state);
+  } else if constexpr (E::kind == NodeKind::reduce || E::kind == NodeKind::constraint || E::kind == NodeKind::view) {
+    bind_inputs(e.child, base, state);
+  } else if constexpr (E::kind == NodeKind::dot) {
+    bind_inputs(e.lhs, base, state);
+    bind_inputs(e.rhs, base + node_count<std::remove_cvref_t<decltype(e.lhs)>>::value, state);
+  } else if constexpr (E::kind == NodeKind::concatenate) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (bind_inputs(std::get<I>(e.children), base + child_offset<E, I>, state), ...);
+    }(std::make_index_sequence<arity<E>>{});
+  } else {
+    static_assert(E::kind == NodeKind::tensor, "tessel: bind_inputs does not know this node kind");
+  }
+}
+
+}  // namespace tessel::detail

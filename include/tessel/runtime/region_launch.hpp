@@ -1,0 +1,182 @@
+#pragma once
+// A region's iteration space on one device and the Kokkos kernels that walk it: the elementwise
+// launch (one output per position, rows cut into chunks unless a row-fused reduction needs them
+// whole) and the reduction launch (one output per kept position). Shared by the typed region
+// kernels (runtime/region_kernels.hpp) and the executor's untyped steps (src/runtime/execute.cpp).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "tessel/core/shape.hpp"
+#include "tessel/expr/view.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/kernel_eval.hpp"
+#include "tessel/runtime/launch.hpp"
+#include "tessel/runtime/run_plan.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
+
+namespace tessel::detail {
+
+using ImplPtr = std::shared_ptr<TensorImpl const>;
+
+// The iteration space of a kernel on one device, and how a tensor's shard maps onto it.
+struct Space {
+  int rank = 0;
+  std::int64_t extent[max_rank]{};
+  int perm[max_rank]{};  // space dimension k is dimension perm[k] of the region's shape
+};
+// Space of a region whose result has local shape `local` (reduction axes, when given, last).
+Space make_space(Shape const& local, FixedVector<std::uint8_t, max_rank> const* reduced_axes);
+// Strides of a shard of local shape `leaf` broadcast (aligned right) into a region of local shape
+// `region`, in the space's dimension order.
+void leaf_strides(Shape const& leaf, Shape const& region, Space const& space, std::int64_t* stride);
+// Merges space dimensions that every leaf (and a row-major output) walks contiguously.
+void collapse(Space& space, std::vector<std::int64_t*> const& leaf_strides);
+
+// How a view's result reads its operand's shard: the view's local shape, strides (elements) and
+// offset into the operand's row-major shard.
+struct LeafLayout {
+  Shape shape;
+  std::int64_t stride[max_rank]{};
+  std::int64_t offset = 0;
+};
+LeafLayout view_layout(ViewSpec const& view, Shape const& in_local, Shape const& out_local);
+// leaf_strides for a leaf with any layout.
+void leaf_strides(LeafLayout const& leaf, Shape const& region, Space const& space, std::int64_t* stride);
+
+// Shard `pos` of v as a leaf of a region of local shape `region`.
+template <class T>
+LeafEval<T> leaf(ImplPtr const& v, int pos, Shape const& region, Space const& space) {
+  LeafEval<T> l;
+  l.data = reinterpret_cast<T const*>(v->shards[static_cast<std::size_t>(pos)].bytes.data());
+  leaf_strides(v->sharding.shard_shape(v->shape), region, space, l.stride);
+  return l;
+}
+
+// A view of `in` (the operand's value) as a leaf of a region of local shape `region`; `local`
+// is the view's own local shape.
+template <class T>
+LeafEval<T> view_leaf(ViewSpec const& view, ImplPtr const& in, int pos, Shape const& local, Shape const& region,
+                      Space const& space) {
+  LeafLayout layout = view_layout(view, in->sharding.shard_shape(in->shape), local);
+  LeafEval<T> l;
+  l.data = reinterpret_cast<T const*>(in->shards[static_cast<std::size_t>(pos)].bytes.data()) + layout.offset;
+  leaf_strides(layout, region, space, l.stride);
+  return l;
+}
+
+// Do all leaves walk the last space dimension contiguously?
+inline bool unit_rows(Space const& space, std::vector<std::int64_t*> const& strides) {
+  return std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[space.rank - 1] == 1; });
+}
+
+template <bool Unit, bool Fused, class Ev, class V>
+void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, bool rows) {
+  int outer = space.rank - 1;
+  std::int64_t length = space.extent[outer];
+  std::int64_t nrows = 1;
+  for (int d = 0; d < outer; ++d) nrows *= space.extent[d];
+  // Rows with fused reductions must stay whole; otherwise long rows are cut into chunks.
+  std::int64_t chunk = rows || length < run_chunk ? (length > 0 ? length : 1) : run_chunk;
+  std::int64_t chunks = (length + chunk - 1) / chunk;
+  Space s = space;
+  for_each_index(
+      exec, label, nrows * chunks, nrows * length, KOKKOS_LAMBDA(std::int64_t item) {
+        std::int64_t row = item / chunks;
+        std::int64_t idx[max_rank];
+        for (int d = outer; d-- > 0;) {
+          idx[d] = row % s.extent[d];
+          row /= s.extent[d];
+        }
+        Ev local = ev;
+        local.begin_row(idx, outer);
+        std::int64_t begin = (item % chunks) * chunk;
+        std::int64_t end = begin + chunk < length ? begin + chunk : length;
+        V* o = out + (item / chunks) * length;
+        // A fresh copy after begin_row: its row-invariant values (fused reductions, bases) are
+        // then plainly loop-invariant, and the output never aliases an input (tessel always
+        // writes a new tensor), which ivdep tells the vectorizer.
+        Ev const row_eval = local;
+#pragma GCC ivdep
+        for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
+      });
+}
+
+// The four instantiations of launch_elementwise, chosen at run time.
+template <bool Fused, class Ev, class V>
+void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, bool rows,
+                        bool unit) {
+  if (unit) launch_elementwise<true, Fused>(exec, label, ev, out, space, rows);
+  else launch_elementwise<false, Fused>(exec, label, ev, out, space, rows);
+}
+
+// A Kokkos reducer that combines with the op's own combine (Kokkos::Max drops NaN, and
+// Kokkos::Sum of integers may overflow; the op's combine has XLA's semantics for both).
+template <class Op, class V>
+struct OpReducer {
+  using reducer = OpReducer;
+  using value_type = V;
+  using result_view_type = Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  result_view_type value;
+  KOKKOS_INLINE_FUNCTION explicit OpReducer(V& v) : value(&v) {}
+  KOKKOS_INLINE_FUNCTION void join(V& dest, V const& src) const { dest = Op::combine(dest, src); }
+  KOKKOS_INLINE_FUNCTION void init(V& v) const { v = Op::template identity<V>(); }
+  KOKKOS_INLINE_FUNCTION V& reference() const { return *value.data(); }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return value; }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+};
+
+// Reduces the last `nreduced` space dimensions; one output per combination of the others. A
+// mean divides by `global_count` (1 when its partial sums still meet in a collective).
+template <class Op, class V, class Ev>
+void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, int nreduced,
+                   std::int64_t global_count) {
+  int outer = space.rank - 1;
+  int kept = space.rank - nreduced;
+  std::int64_t outputs = 1, per_output = 1;
+  for (int d = 0; d < kept; ++d) outputs *= space.extent[d];
+  for (int d = kept; d < outer; ++d) per_output *= space.extent[d];
+  std::int64_t length = space.extent[outer];
+  V divisor = Op::divides ? static_cast<V>(global_count) : V(1);
+  Space s = space;
+  auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, V acc)->V {
+    std::int64_t idx[max_rank];
+    for (int d = outer; d-- > kept;) {
+      idx[d] = r % s.extent[d];
+      r /= s.extent[d];
+    }
+    for (int d = kept; d-- > 0;) {
+      idx[d] = o % s.extent[d];
+      o /= s.extent[d];
+    }
+    Ev local = ev;
+    local.begin_row(idx, outer);
+    return reduce_row<Op, V, false, false>(local, length, acc);
+  };
+  if (outputs >= 64) {
+    for_each_index(
+        exec, label, outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
+          V acc = Op::template identity<V>();
+          for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
+          out[o] = acc / divisor;
+        });
+  } else {
+    // Few outputs: spread each output's rows over the threads instead.
+    for (std::int64_t o = 0; o < outputs; ++o) {
+      V result{};
+      Kokkos::parallel_reduce(
+          label, Kokkos::RangePolicy<ExecSpace>(exec, 0, per_output),
+          KOKKOS_LAMBDA(std::int64_t r, V & acc) { acc = row_sum(o, r, acc); }, OpReducer<Op, V>(result));
+      // A view-to-view copy: deep_copy of a scalar value writes zeros with memset, which turns
+      // a -0.0 result (max of -0.0s) into +0.0.
+      V value = result / divisor;
+      Kokkos::View<V, MemSpace, Kokkos::MemoryUnmanaged> slot(out + o);
+      Kokkos::deep_copy(exec, slot, Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&value));
+      exec.fence();
+    }
+  }
+}
+
+}  // namespace tessel::detail

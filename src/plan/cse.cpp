@@ -1,0 +1,61 @@
+// Common values: the planner's CSE pass.
+#include <string_view>
+
+#include "tessel/plan/passes.hpp"
+
+namespace tessel::plan {
+
+// Common subexpressions (XLA's CSE, on the planned graph): a node that computes what an earlier
+// node computes (same op, shapes, attributes, the same tensors by GraphNode::alias, and the same
+// plan all the way down) reuses that node's value. Subtrees with C++ scalars are left alone: their
+// values are not part of the plan's key. Only tensors (their reshards) and boundaries are shared;
+// duplicates inside a fused region cost arithmetic only (and softmax's is removed by the kernel's
+// row cache).
+void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
+  std::size_t n = g.size();
+  std::vector<int> canon(n);
+  std::vector<bool> has_scalar(n, false);
+  auto same_node = [&](std::size_t i, std::size_t j) {
+    GraphNode const& a = g[i];
+    GraphNode const& b = g[j];
+    if (a.kind != b.kind || std::string_view(a.op) != b.op || std::string_view(a.dtype) != b.dtype || !(a.shape == b.shape) ||
+        a.children.size() != b.children.size() || !(a.axes == b.axes) || a.keepdims != b.keepdims || !(a.view == b.view) ||
+        a.axis != b.axis || a.sharding != b.sharding)
+      return false;
+    if (!(a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
+          a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch))
+      return false;
+    for (std::size_t k = 0; k < a.children.size(); ++k)
+      if (canon[static_cast<std::size_t>(a.children[k])] != canon[static_cast<std::size_t>(b.children[k])]) return false;
+    return true;
+  };
+  // Same value and the same plan for every node of the two subtrees.
+  auto same_plans = [&](auto& self, std::size_t i, std::size_t j) -> bool {
+    if (!computes_alike(plans[i], plans[j])) return false;
+    for (std::size_t k = 0; k < g[i].children.size(); ++k)
+      if (!self(self, static_cast<std::size_t>(g[i].children[k]), static_cast<std::size_t>(g[j].children[k]))) return false;
+    return true;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    GraphNode const& node = g[i];
+    canon[i] = static_cast<int>(i);
+    has_scalar[i] = node.kind == NodeKind::scalar;
+    for (int c : node.children) has_scalar[i] = has_scalar[i] || has_scalar[static_cast<std::size_t>(c)];
+    if (has_scalar[i]) continue;
+    if (node.kind == NodeKind::tensor) {
+      canon[i] = canon[static_cast<std::size_t>(node.alias)];
+    } else {
+      for (std::size_t j = 0; j < i; ++j)
+        if (canon[j] == static_cast<int>(j) && same_node(i, j)) {
+          canon[i] = static_cast<int>(j);
+          break;
+        }
+    }
+    bool shareable = node.kind == NodeKind::tensor || node.kind == NodeKind::dot || node.kind == NodeKind::constraint ||
+                     node.kind == NodeKind::concatenate || (node.kind == NodeKind::reduce && !plans[i].row_fused);
+    auto j = static_cast<std::size_t>(canon[i]);
+    if (shareable && j != i && same_plans(same_plans, i, j)) plans[i].same_as = static_cast<int>(j);
+  }
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,104 @@
+// explain: the instruction list as text and as JSON, and the plan's fingerprint. Both read the
+// same Steps the executor runs.
+#include <bit>
+#include <format>
+
+#include "tessel/plan/cache.hpp"
+#include "tessel/plan/passes.hpp"
+
+namespace tessel::plan {
+
+std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
+  std::string s = "(";
+  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}'{}'", k ? ", " : "", mesh.axes().name(axes[k]).view());
+  return s + ")";
+}
+
+std::string type_text(GraphNode const& n) {
+  std::string s = std::format("{}[", n.dtype);
+  for (std::size_t d = 0; d < n.shape.size(); ++d) s += std::format("{}{}", d ? "," : "", n.shape[d]);
+  return s + "]";
+}
+
+std::string to_string(Plan const& plan) {
+  std::string s;
+  for (auto const& step : plan.steps) s += step.text + "\n";
+  if (plan.steps.empty()) s += "(nothing to run: the result is an input)\n";
+  return s;
+}
+
+namespace {
+
+char const* kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::reshard: return "reshard";
+    case StepKind::kernel: return "kernel";
+    case StepKind::all_reduce: return "all_reduce";
+    case StepKind::reduce_scatter: return "reduce_scatter";
+    case StepKind::all_gather: return "all_gather";
+    case StepKind::all_to_all: return "all_to_all";
+    case StepKind::collective_permute: return "collective_permute";
+    case StepKind::view: return "view";
+  }
+  return "?";
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += std::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string to_json(Plan const& plan) {
+  std::string s = std::format("{{\"fingerprint\": \"{:016x}\", \"steps\": [", plan.fingerprint());
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    Step const& st = plan.steps[k];
+    std::string operands;
+    for (std::size_t j = 0; j < st.operands.size(); ++j) operands += std::format("{}{}", j ? ", " : "", st.operands[j]);
+    s += std::format(
+        "{}\n  {{\"kind\": \"{}\", \"label\": {}, \"node\": {}, \"operands\": [{}], \"devices\": {}, \"bytes\": {}, "
+        "\"estimate_us\": {}, \"text\": {}}}",
+        k ? "," : "", kind_name(st.kind), json_string(st.label), st.node, operands, st.devices, st.bytes, st.estimate_us,
+        json_string(st.text));
+  }
+  return s + (plan.steps.empty() ? "]}\n" : "\n]}\n");
+}
+
+std::uint64_t Plan::fingerprint() const {
+  HashSink h;
+  auto text = [&](std::string_view t) {
+    h.word(t.size());
+    for (char c : t) h.word(static_cast<unsigned char>(c));
+  };
+  h.word(graph.size());
+  for (auto const& n : graph) {
+    text(n.op);
+    text(n.dtype);
+    for (auto d : n.shape) h.word(static_cast<std::uint64_t>(d));
+    h.word(0xfff0);
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].out) sharding_signature(*nodes[i].out, graph[i].shape, h);
+  for (auto const& st : steps) {
+    h.word(static_cast<std::uint64_t>(st.kind));
+    h.word(static_cast<std::uint64_t>(st.kernel));
+    h.word(static_cast<std::uint64_t>(st.node));
+    for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
+    h.word(0xfff1);
+    text(st.label);
+    text(st.text);
+    if (st.to) sharding_signature(*st.to, graph[static_cast<std::size_t>(st.node)].shape, h);
+    for (auto a : st.axes) h.word(a);
+    h.word(static_cast<std::uint64_t>(st.combine));
+    h.word(std::bit_cast<std::uint64_t>(st.divide_by));
+  }
+  return h.h;
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,243 @@
+// The executor: the plan's steps, in order, each inside a Kokkos Tools region named by its label.
+#include "tessel/runtime/execute.hpp"
+
+#include <algorithm>
+#include <format>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Profiling_ScopedRegion.hpp>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/device_groups.hpp"
+#include "tessel/runtime/local_dot.hpp"
+#include "tessel/runtime/region_kernels.hpp"
+#include "tessel/runtime/reshard.hpp"
+
+namespace tessel {
+
+ExecutionCounts& execution_counts() {
+  static ExecutionCounts counts;
+  return counts;
+}
+
+namespace detail {
+namespace {
+
+// A reshape that keeps every device's block: the same shard memory under another shape.
+ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding) {
+  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards});
+  for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
+    out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
+  return out;
+}
+
+// Copies the operands' shards side by side along `axis` into out's (all share out's sharding).
+void concat_shards(std::vector<ImplPtr> const& parts, std::size_t axis, TensorImpl& out) {
+  Shape out_local = out.sharding.shard_shape(out.shape);
+  Box dst_box = Box::whole(out_local);
+  std::size_t element = size_of(out.dtype);
+  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
+    auto const& exec = device(out.shards[pos].device).exec;
+    std::int64_t at = 0;
+    for (auto const& part : parts) {
+      Box src_box = Box::whole(part->sharding.shard_shape(part->shape));
+      std::int64_t length = src_box[axis].size();
+      src_box[axis] = {at, at + length};
+      copy_region(exec, part->shards[pos].bytes.data(), src_box, out.shards[pos].bytes.data(), dst_box, src_box,
+                  element);
+      at += length;
+    }
+  }
+  fence_all_devices();
+}
+
+// A transpose or slice made into a tensor of the view's own sharding.
+template <class T>
+ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const& in) {
+  auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  NamedSharding const& own = *plan.nodes[static_cast<std::size_t>(step.node)].after_collective;
+  auto out = TensorImpl::allocate(n.shape, in->dtype, own);
+  Shape local = own.shard_shape(n.shape);
+  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+    Space space = make_space(local, nullptr);
+    LeafEval<T> l = view_leaf<T>(n.view, in, static_cast<int>(pos), local, local, space);
+    collapse(space, {l.stride});
+    auto* o = reinterpret_cast<T*>(out->shards[pos].bytes.data());
+    launch_elementwise<false>(device(out->shards[pos].device).exec, step.label.c_str(), l, o, space, false,
+                              unit_rows(space, {l.stride}));
+  }
+  fence_all_devices();
+  return out;
+}
+
+ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const& in) {
+  switch (in->dtype) {
+    case DType::float32: return view_copy<float>(plan, step, in);
+    case DType::float64: return view_copy<double>(plan, step, in);
+    case DType::int32: return view_copy<std::int32_t>(plan, step, in);
+  }
+  throw Error("view: unknown dtype");
+}
+
+// Completes a reduction from its per-device partial results: the step's all-reduce or
+// reduce-scatter over the groups of its mesh axes.
+ImplPtr complete_reduce(ImplPtr const& partial, plan::Step const& step) {
+  Mesh const& mesh = partial->sharding.mesh();
+  auto out = TensorImpl::allocate(partial->shape, partial->dtype, *step.to);
+  // Devices that differ only in their coordinates on the collective's axes form a group.
+  auto groups = device_groups(mesh.axes(), step.axes);
+  auto& collectives = in_process_collectives();
+  bool const all_reduce = step.kind == plan::StepKind::all_reduce;
+  for (auto const& positions : groups) {
+    std::vector<GroupMember> members;
+    std::vector<Box> pieces;
+    for (int pos : positions) {
+      auto const& in = partial->shards[static_cast<std::size_t>(pos)];
+      auto& o = out->shards[static_cast<std::size_t>(pos)];
+      members.push_back({in.device, in.bytes.data(), o.bytes.data()});
+      pieces.push_back(o.index);
+    }
+    Box held = partial->shards[static_cast<std::size_t>(positions[0])].index;
+    if (all_reduce) collectives.all_reduce(partial->dtype, step.combine, members, held);
+    else collectives.reduce_scatter(partial->dtype, step.combine, members, held, pieces);
+  }
+  return out;
+}
+
+// Divides every element of every shard by `divisor` (a mean after its all-reduce).
+void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
+  auto divide = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    T d = static_cast<T>(divisor);
+    for (auto const& shard : t.shards) {
+      auto* data = reinterpret_cast<T*>(shard.bytes.data());
+      auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
+      for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] /= d; });
+    }
+    fence_all_devices();
+  };
+  if (t.dtype == DType::float32) divide(float{});
+  else if (t.dtype == DType::float64) divide(double{});
+  else throw Error("mean: integer means are computed in float32");
+}
+
+void count_collective(std::optional<plan::ReshardKind> const& kind) {
+  if (kind == plan::ReshardKind::all_gather) ++execution_counts().all_gathers;
+  else if (kind == plan::ReshardKind::all_to_all) ++execution_counts().all_to_alls;
+  else if (kind == plan::ReshardKind::collective_permute) ++execution_counts().permutes;
+}
+
+ImplPtr run_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state,
+                   std::vector<ImplPtr> const& operands) {
+  switch (step.kernel) {
+    case plan::KernelKind::fused:
+    case plan::KernelKind::reduce:
+      if (!step.run) throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
+      step.run(plan, step, state);
+      return state.values[static_cast<std::size_t>(step.node)];
+    case plan::KernelKind::view_copy: return view_copy(plan, step, operands[0]);
+    case plan::KernelKind::gemm: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      auto partial = TensorImpl::allocate(n.shape, operands[0]->dtype,
+                                          *plan.nodes[static_cast<std::size_t>(step.node)].partial);
+      local_dot(*operands[0], *operands[1], n.dot, *partial);
+      return partial;
+    }
+    case plan::KernelKind::concatenate: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      auto out = TensorImpl::allocate(n.shape, operands[0]->dtype,
+                                      *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
+      concat_shards(operands, n.axis, *out);
+      return out;
+    }
+    case plan::KernelKind::none: break;
+  }
+  throw Error(std::format("tessel: internal error: step '{}' is a kernel of no kind", step.label));
+}
+
+void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  std::vector<ImplPtr> operands;
+  operands.reserve(step.operands.size());
+  for (int o : step.operands) operands.push_back(state.values[static_cast<std::size_t>(o)]);
+  ImplPtr& result = state.values[static_cast<std::size_t>(step.node)];
+  auto& counts = execution_counts();
+  switch (step.kind) {
+    case plan::StepKind::kernel:
+      result = run_kernel(plan, step, state, operands);
+      ++counts.kernels;
+      return;
+    case plan::StepKind::all_reduce:
+    case plan::StepKind::reduce_scatter:
+      result = complete_reduce(operands[0], step);
+      if (step.divide_by > 0) divide_in_place(*result, step.divide_by, step.label.c_str());
+      ++(step.kind == plan::StepKind::all_reduce ? counts.all_reduces : counts.reduce_scatters);
+      return;
+    case plan::StepKind::view: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      result = reinterpret_shards(operands[0], n.shape, *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
+      return;
+    }
+    case plan::StepKind::reshard:
+    case plan::StepKind::all_gather:
+    case plan::StepKind::all_to_all:
+    case plan::StepKind::collective_permute: {
+      auto done = reshard_with_collectives(*operands[0], *step.to);
+      if (step.starts_reshard) ++counts.reshards;
+      count_collective(done.collective);
+      result = done.tensor;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+ImplPtr execute(plan::Plan const& plan, RunState& state) {
+  for (auto const& step : plan.steps) {
+    Kokkos::Profiling::ScopedRegion region(step.label);
+    run_step(plan, step, state);
+  }
+  return state.values[static_cast<std::size_t>(plan.slot.back())];
+}
+
+bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
+  auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+  if (!plan::computes_alike(plan.nodes[ia], plan.nodes[ib])) return false;
+  plan::GraphNode const& x = plan.graph[ia];
+  plan::GraphNode const& y = plan.graph[ib];
+  auto children_alike = [&] {
+    if (x.children.size() != y.children.size()) return false;
+    for (std::size_t k = 0; k < x.children.size(); ++k)
+      if (!same_value(plan, state, x.children[k], y.children[k])) return false;
+    return true;
+  };
+  switch (x.kind) {
+    case NodeKind::tensor: return state.inputs[ia] == state.inputs[ib];
+    case NodeKind::scalar: return state.scalars[ia] == state.scalars[ib];
+    case NodeKind::elementwise: return std::string_view(x.op) == y.op && children_alike();
+    case NodeKind::reduce: return x.axes == y.axes && x.keepdims == y.keepdims && children_alike();
+    case NodeKind::constraint: return x.sharding == y.sharding && children_alike();
+    case NodeKind::dot:
+    case NodeKind::view:
+    case NodeKind::concatenate: return false;  // other boundaries: not worth comparing
+  }
+  return false;
+}
+
+void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& table) {
+  for (auto& step : plan.steps)
+    if (step.kernel == plan::KernelKind::fused || step.kernel == plan::KernelKind::reduce)
+      step.run = table[static_cast<std::size_t>(step.node)];
+}
+
+ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) {
+  ++execution_counts().reshards;
+  auto done = reshard_with_collectives(*from, to);
+  count_collective(done.collective);
+  return done.tensor;
+}
+
+}  // namespace detail
+}  // namespace tessel
