@@ -13,7 +13,7 @@ template <class Word, class Exec>
 void copy_words(Exec const& exec, Word const* src, Word* dst, RunPlan const& p) {
   std::int64_t chunks_per_run = (p.run_length + run_chunk - 1) / run_chunk;
   for_each_index(
-      exec, "tessel::copy_region", p.runs * chunks_per_run, p.runs * p.run_length, KOKKOS_LAMBDA(std::int64_t item) {
+      exec, kernel_label("tessel::copy_region"), p.runs * chunks_per_run, p.runs * p.run_length, KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t run = item / chunks_per_run;
         std::int64_t chunk = item % chunks_per_run;
         std::int64_t s, d;

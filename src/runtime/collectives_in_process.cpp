@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/runtime/launch.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/expr/xla_scalar.hpp"
 #include "tessel/runtime/collectives.hpp"
@@ -97,7 +98,7 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
   if (item_end <= item_begin) return;
   std::int64_t chunks = (p.run_length + tile - 1) / tile;
   Kokkos::parallel_for(
-      "tessel::collective", Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
+      detail::kernel_label("tessel::collective"), Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
       KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t s, d;
         detail::run_offsets(p, item / chunks, s, d);
@@ -207,7 +208,7 @@ class CopyBatch {
     auto dsts = to_device(exec, dsts_);
     int num_tasks = static_cast<int>(tasks_.size());
     Kokkos::parallel_for(
-        "tessel::collective_copy", Kokkos::RangePolicy<ExecSpace>(exec, 0, items_), KOKKOS_LAMBDA(std::int64_t item) {
+        detail::kernel_label("tessel::collective_copy"), Kokkos::RangePolicy<ExecSpace>(exec, 0, items_), KOKKOS_LAMBDA(std::int64_t item) {
           int lo = 0, hi = num_tasks - 1;  // the last task that starts at or before `item`
           while (lo < hi) {
             int mid = (lo + hi + 1) / 2;

@@ -195,8 +195,13 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
 }  // namespace
 
 ImplPtr execute(plan::Plan const& plan, RunState& state) {
+  struct Labelled {  // the step's label for every kernel it launches (launch.hpp)
+    explicit Labelled(std::string const& label) : region(label) { running_step_label = label.c_str(); }
+    ~Labelled() { running_step_label = nullptr; }
+    Kokkos::Profiling::ScopedRegion region;
+  };
   for (auto const& step : plan.steps) {
-    Kokkos::Profiling::ScopedRegion region(step.label);
+    Labelled scope(step.label);
     run_step(plan, step, state);
   }
   return state.values[static_cast<std::size_t>(plan.slot.back())];

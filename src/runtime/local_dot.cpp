@@ -1,5 +1,6 @@
 // Each device's part of a dot_general: its lhs and rhs blocks, brought to [batch, free, contract]
 // and [batch, contract, free] order when they are not already, multiplied by the BLAS.
+#include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
 
 #include <cblas.h>
@@ -42,7 +43,7 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
     g.src_stride[k] = strides[order[static_cast<std::size_t>(k)]];
   }
   Kokkos::parallel_for(
-      "tessel::transpose", Kokkos::RangePolicy<ExecSpace>(exec, 0, shape.num_elements()), KOKKOS_LAMBDA(std::int64_t i) {
+      kernel_label("tessel::transpose"), Kokkos::RangePolicy<ExecSpace>(exec, 0, shape.num_elements()), KOKKOS_LAMBDA(std::int64_t i) {
         std::int64_t rest = i, s = 0;
         for (int k = g.rank; k-- > 0;) {
           s += (rest % g.extent[k]) * g.src_stride[k];

@@ -8,6 +8,12 @@
 
 namespace tessel::detail {
 
+// The name Kokkos Tools see for a kernel: the label of the plan step running on this thread (the
+// executor sets it, runtime/execute.hpp), so the copies inside a collective carry the name of the
+// collective the plan lists; `fallback` outside a plan.
+inline thread_local char const* running_step_label = nullptr;
+inline char const* kernel_label(char const* fallback) { return running_step_label ? running_step_label : fallback; }
+
 // Below this many elements of work, a host kernel runs inline.
 inline constexpr std::int64_t inline_kernel_work = 1 << 14;
 
