@@ -12,6 +12,7 @@
 #include "tessel/expr/constraint.hpp"
 #include "tessel/expr/dot.hpp"
 #include "tessel/expr/elementwise.hpp"
+#include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 #include "tessel/expr/view.hpp"
 #include "tessel/expr/concatenate.hpp"

@@ -33,6 +33,7 @@ void check_same_devices(char const* op, Mesh const* a, Mesh const* b) {
 
 }  // namespace tessel::detail
 
+#include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 
 namespace tessel::detail {
@@ -54,6 +55,12 @@ FixedVector<std::uint8_t, max_rank> normalize_axes(char const* op, Axes const& a
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape) {
+  std::int64_t n = 1;
+  for (auto d : normalize_axes(op, axes, shape)) n *= shape[d];
+  return n;
 }
 
 Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& axes, bool keepdims) {
