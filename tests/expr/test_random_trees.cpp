@@ -67,7 +67,7 @@ constexpr bool has_reduction() {
   else if constexpr (E::kind == NodeKind::elementwise)
     return []<class... C>(std::tuple<C...>*) { return (has_reduction<C>() || ...); }(
         static_cast<decltype(E::children)*>(nullptr));
-  else if constexpr (E::kind == NodeKind::constraint) return has_reduction<decltype(E::child)>();
+  else if constexpr (E::kind == NodeKind::constraint) return has_reduction<detail::child_t<0, E>>();
   else return false;
 }
 
@@ -99,11 +99,11 @@ void check_tree(std::mt19937& rng) {
   using E = decltype(e);
   INFO("tree " << Seed << " on " << to_string(mesh) << ":\n" << explain(e));
   std::vector<float> got;
-  if constexpr (E::kind == NodeKind::tensor) got = e.tensor.to_host();
+  if constexpr (E::kind == NodeKind::tensor) got = e.data.tensor.to_host();
   else got = eval(e).to_host();
   auto r = tree<Seed, 8>(single);
   std::vector<float> want;
-  if constexpr (E::kind == NodeKind::tensor) want = r.tensor.to_host();
+  if constexpr (E::kind == NodeKind::tensor) want = r.data.tensor.to_host();
   else want = eval(r).to_host();
   REQUIRE(got.size() == want.size());
   if constexpr (!has_reduction<E>()) {

@@ -10,17 +10,21 @@
 
 namespace tessel {
 
-template <class... Children>
-struct ConcatNode {
-  using expr_concept = expression_tag;
-  using value_type = expr_value_t<std::tuple_element_t<0, std::tuple<Children...>>>;
+struct Concatenate {
   static constexpr NodeKind kind = NodeKind::concatenate;
-  using subtree = detail::subtree_of<Children...>;
-  std::tuple<Children...> children;
-  std::uint8_t axis;
-  Shape shape_;
-  [[nodiscard]] Shape const& shape() const { return shape_; }
+  struct Data {
+    std::uint8_t axis;
+    Shape shape;
+  };
+  template <class First, class... Rest>
+  using value_type = expr_value_t<First>;
+  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return "concatenate"; }
+  static void describe(Data const& d, auto& node, auto&) { node.axis = d.axis; }
+  static void sign(Data const& d, Shape const&, auto& sink) { sink.word(d.axis); }
 };
+template <class... Children>
+using ConcatNode = Node<Concatenate, Children...>;
 
 namespace detail {
 // Checks ranks and sizes (naming the operand, dimension and sizes that disagree) and returns the
@@ -45,7 +49,7 @@ auto concatenate(int axis, X const&... xs) {
   std::apply([&](auto const&... n) {
     ((detail::check_same_devices("concatenate", mesh, detail::mesh_of(n)), mesh = mesh ? mesh : detail::mesh_of(n)), ...);
   }, nodes);
-  return ConcatNode<node_t<X>...>{nodes, static_cast<std::uint8_t>(axis), shape};
+  return ConcatNode<node_t<X>...>{nodes, {static_cast<std::uint8_t>(axis), shape}};
 }
 
 }  // namespace tessel

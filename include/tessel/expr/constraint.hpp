@@ -12,7 +12,7 @@ auto with_sharding_constraint(X const& x, NamedSharding const& sharding) {
   auto n = as_node(x);
   detail::check_same_devices("with_sharding_constraint", detail::mesh_of(n), &sharding.mesh());
   sharding.check_shape(n.shape());
-  return ConstraintNode<decltype(n)>{n, sharding};
+  return ConstraintNode<decltype(n)>{{n}, {sharding, n.shape()}};
 }
 
 }  // namespace tessel

@@ -14,18 +14,26 @@ struct DotDims {
   FixedVector<std::uint8_t, max_rank> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
 };
 
-template <class Lhs, class Rhs>
-struct DotNode {
-  using expr_concept = expression_tag;
-  using value_type = promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>;
+struct Dot {
   static constexpr NodeKind kind = NodeKind::dot;
-  using subtree = detail::subtree_of<Lhs, Rhs>;
-  Lhs lhs;
-  Rhs rhs;
-  DotDims dims;
-  Shape shape_;
-  [[nodiscard]] Shape const& shape() const { return shape_; }
+  struct Data {
+    DotDims dims;
+    Shape shape;
+  };
+  template <class Lhs, class Rhs>
+  using value_type = promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>;
+  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return "dot_general"; }
+  static void describe(Data const& d, auto& node, auto&) { node.dot = d.dims; }
+  static void sign(Data const& d, Shape const&, auto& sink) {
+    for (auto const* list : {&d.dims.lhs_contract, &d.dims.rhs_contract, &d.dims.lhs_batch, &d.dims.rhs_batch}) {
+      for (auto n : *list) sink.word(n);
+      sink.word(0xfffe);
+    }
+  }
 };
+template <class Lhs, class Rhs>
+using DotNode = Node<Dot, Lhs, Rhs>;
 
 namespace detail {
 // Checks the dimension numbers against both shapes (naming the dimensions and sizes that
@@ -42,7 +50,7 @@ auto dot_general(A const& a, B const& b, DotDims const& dims) {
   using V = promote_t<expr_value_t<decltype(l)>, expr_value_t<decltype(r)>>;
   static_assert(std::floating_point<V>, "tessel: dot_general multiplies float32 or float64 (BLAS GEMM); use astype<float>()");
   detail::check_same_devices("dot_general", detail::mesh_of(l), detail::mesh_of(r));
-  return DotNode<decltype(l), decltype(r)>{l, r, dims, detail::dot_shape(l.shape(), r.shape(), dims)};
+  return DotNode<decltype(l), decltype(r)>{{l, r}, {dims, detail::dot_shape(l.shape(), r.shape(), dims)}};
 }
 
 namespace detail {

@@ -36,7 +36,7 @@ auto make_node(Nodes const&... nodes) {
   ((shape = broadcast_shapes(Op::name, shape, nodes.shape()), check_same_devices(Op::name, mesh, mesh_of(nodes)),
     mesh = mesh ? mesh : mesh_of(nodes)),
    ...);
-  return ElementwiseNode<Op, Compute, Result, Nodes...>{{nodes...}, shape};
+  return ElementwiseNode<Op, Compute, Result, Nodes...>{{nodes...}, {shape}};
 }
 
 template <class A, class B>
@@ -144,7 +144,7 @@ template <Element To, class X>
 auto astype(X const& x) {
   using N = node_t<X>;
   auto n = as_node(x);
-  return ElementwiseNode<ops::convert<To>, expr_value_t<N>, To, N>{{n}, n.shape()};
+  return ElementwiseNode<ops::convert<To>, expr_value_t<N>, To, N>{{n}, {n.shape()}};
 }
 
 }  // namespace tessel

@@ -2,6 +2,7 @@
 // Expression nodes are plain data: children held by value (tensors are shared handles, so this
 // copies no data and cannot dangle), an op tag, and the shape checked when the node is built.
 // Nothing here allocates or launches; the planner decides shardings, collectives and fusion.
+#include <concepts>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -37,69 +38,148 @@ template <class... Children>
 using subtree_of = Subtree<(1 + ... + Children::subtree::nodes), 1 + max_depth<Children...>>;
 }  // namespace detail
 
-template <Element T>
-struct TensorNode {
-  using expr_concept = expression_tag;
-  using value_type = T;
-  static constexpr NodeKind kind = NodeKind::tensor;
-  using subtree = detail::Leaf;
-  Tensor<T> tensor;
-  [[nodiscard]] Shape const& shape() const { return tensor.shape(); }
+// One node shape: every expression node is Node<Tag, Children...>, its op's tag, the op's data
+// (attributes and the result's shape, checked when the node is built) and its children, held by
+// value in a tuple. Passes over expressions walk `children` generically and ask the tag for the
+// rest; the facts of an op live with its tag:
+//   kind                 the node family (NodeKind), for the passes that treat families alike
+//   Data                 the op's attributes, with the result's shape
+//   value_type<Ch...>    the result's element type given the children
+//   shape(data)          the result's shape
+//   name(data)           the op's name in explain and in the plan's graph
+//   describe(data, n, leaves)  what the planner's graph records (plan/graph.hpp)
+//   sign(data, shape, sink)    what the plan cache keys on besides structure (plan/cache.hpp)
+// A tag that lacks one is a compile error naming the tag (OpTag below), never a silent default.
+template <class Tag>
+concept OpTag = requires(typename Tag::Data const& d) {
+  { Tag::kind } -> std::convertible_to<NodeKind>;
+  { Tag::shape(d) } -> std::convertible_to<Shape const&>;
+  { Tag::name(d) } -> std::convertible_to<char const*>;
 };
 
-// A C++ scalar: weakly typed (W is int or double), broadcast to any shape.
-template <class W>
-struct ScalarNode {
+template <class Tag, class... Children>
+struct Node {
+  static_assert(OpTag<Tag>, "tessel: an op tag needs kind, Data, shape(data) and name(data) (expr/node.hpp)");
   using expr_concept = expression_tag;
-  using value_type = Weak<W>;
-  static constexpr NodeKind kind = NodeKind::scalar;
-  using subtree = detail::Leaf;
-  W value;
-  [[nodiscard]] Shape shape() const { return {}; }
+  using tag = Tag;
+  using value_type = typename Tag::template value_type<Children...>;
+  static constexpr NodeKind kind = Tag::kind;
+  using subtree = std::conditional_t<sizeof...(Children) == 0, detail::Leaf, detail::subtree_of<Children...>>;
+  [[no_unique_address]] std::tuple<Children...> children;
+  typename Tag::Data data;
+  [[nodiscard]] Shape const& shape() const { return Tag::shape(data); }
 };
+
+// A tensor leaf.
+template <Element T>
+struct TensorTag {
+  static constexpr NodeKind kind = NodeKind::tensor;
+  struct Data {
+    Tensor<T> tensor;
+  };
+  template <class...>
+  using value_type = T;
+  static Shape const& shape(Data const& d) { return d.tensor.shape(); }
+  static constexpr char const* name(Data const&) { return "tensor"; }
+  static void describe(Data const& d, auto& node, auto& leaves) {
+    node.sharding = d.tensor.sharding();
+    node.alias = leaves.alias(d.tensor.impl_ptr().get());
+  }
+  static void sign(Data const& d, Shape const& shape, auto& sink) {
+    for (auto n : shape) sink.word(static_cast<std::uint64_t>(n));
+    sink.sharding(d.tensor.sharding(), shape);
+    sink.leaf(d.tensor.impl_ptr().get());
+  }
+};
+template <Element T>
+using TensorNode = Node<TensorTag<T>>;
+
+// A C++ scalar: weakly typed (W is int or double), broadcast to any shape. Its value is not part
+// of the plan (a cached plan runs any value).
+template <class W>
+struct ScalarTag {
+  static constexpr NodeKind kind = NodeKind::scalar;
+  struct Data {
+    W value;
+  };
+  template <class...>
+  using value_type = Weak<W>;
+  static Shape const& shape(Data const&) {
+    static Shape const none;
+    return none;
+  }
+  static constexpr char const* name(Data const&) { return "scalar"; }
+  static void describe(Data const&, auto&, auto&) {}
+  static void sign(Data const&, Shape const&, auto&) {}
+};
+template <class W>
+using ScalarNode = Node<ScalarTag<W>>;
 
 // An elementwise op over broadcast children; Compute is the promoted type children are converted
 // to, Result what the op yields (bool for comparisons).
-template <class Op, class Compute, class Result, class... Children>
-struct ElementwiseNode {
-  using expr_concept = expression_tag;
-  using value_type = Result;
-  using compute_type = Compute;
-  using op = Op;
+template <class Op, class Compute, class Result>
+struct Elementwise {
   static constexpr NodeKind kind = NodeKind::elementwise;
-  using subtree = detail::subtree_of<Children...>;
-  static_assert(sizeof...(Children) >= 1 && sizeof...(Children) <= 3, "tessel: elementwise ops take one to three operands");
-  std::tuple<Children...> children;
-  Shape shape_;
-  [[nodiscard]] Shape const& shape() const { return shape_; }
+  using op = Op;
+  using compute_type = Compute;
+  struct Data {
+    Shape shape;
+  };
+  template <class... Children>
+  using value_type = Result;
+  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return Op::name; }
+  static void describe(Data const&, auto&, auto&) {}
+  static void sign(Data const&, Shape const&, auto&) {}
 };
+template <class Op, class Compute, class Result, class... Children>
+using ElementwiseNode = Node<Elementwise<Op, Compute, Result>, Children...>;
 
 // A reduction over `axes` (sorted, distinct) of its child.
-template <class Op, class Child>
-struct ReduceNode {
-  using expr_concept = expression_tag;
-  using value_type = expr_value_t<Child>;
-  using op = Op;
+template <class Op>
+struct Reduce {
   static constexpr NodeKind kind = NodeKind::reduce;
-  using subtree = detail::subtree_of<Child>;
-  Child child;
-  FixedVector<std::uint8_t, max_rank> axes;
-  bool keepdims;
-  Shape shape_;
-  [[nodiscard]] Shape const& shape() const { return shape_; }
+  using op = Op;
+  struct Data {
+    FixedVector<std::uint8_t, max_rank> axes;
+    bool keepdims;
+    Shape shape;
+  };
+  template <class Child>
+  using value_type = expr_value_t<Child>;
+  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return Op::name; }
+  static void describe(Data const& d, auto& node, auto&) {
+    node.axes = d.axes;
+    node.keepdims = d.keepdims;
+    node.combine = Op::combiner;
+    node.divides = Op::divides;
+  }
+  static void sign(Data const& d, Shape const&, auto& sink) {
+    sink.word(d.keepdims);
+    for (auto a : d.axes) sink.word(a);
+    sink.word(0xffff);
+  }
 };
+template <class Op, class Child>
+using ReduceNode = Node<Reduce<Op>, Child>;
 
 // with_sharding_constraint: the child's value must have this sharding.
-template <class Child>
-struct ConstraintNode {
-  using expr_concept = expression_tag;
-  using value_type = expr_value_t<Child>;
+struct Constraint {
   static constexpr NodeKind kind = NodeKind::constraint;
-  using subtree = detail::subtree_of<Child>;
-  Child child;
-  NamedSharding sharding;
-  [[nodiscard]] Shape const& shape() const { return child.shape(); }
+  struct Data {
+    NamedSharding sharding;
+    Shape shape;
+  };
+  template <class Child>
+  using value_type = expr_value_t<Child>;
+  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return "constraint"; }
+  static void describe(Data const& d, auto& node, auto&) { node.sharding = d.sharding; }
+  static void sign(Data const& d, Shape const& shape, auto& sink) { sink.sharding(d.sharding, shape); }
 };
+template <class Child>
+using ConstraintNode = Node<Constraint, Child>;
 
 template <class T>
 inline constexpr bool is_tensor_v = false;
@@ -119,13 +199,13 @@ template <Operand X>
 auto as_node(X const& x) {
   using D = std::remove_cvref_t<X>;
   if constexpr (Expression<D>) return x;
-  else if constexpr (is_tensor_v<D>) return TensorNode<typename D::value_type>{x};
-  else if constexpr (std::is_floating_point_v<D>) return ScalarNode<double>{static_cast<double>(x)};
+  else if constexpr (is_tensor_v<D>) return TensorNode<typename D::value_type>{{}, {x}};
+  else if constexpr (std::is_floating_point_v<D>) return ScalarNode<double>{{}, {static_cast<double>(x)}};
   else {
     // A weak integer is an int32 in the computation, as a Python int is in JAX (which refuses
     // one that does not fit with an OverflowError); never a silent wrap.
     if (!std::in_range<int>(x)) detail::throw_scalar_out_of_range(static_cast<long double>(x));
-    return ScalarNode<int>{static_cast<int>(x)};
+    return ScalarNode<int>{{}, {static_cast<int>(x)}};
   }
 }
 
@@ -164,9 +244,9 @@ struct check_depth {
 template <class E>
 inline constexpr bool depth_ok = check_depth<E::subtree::depth>::ok;
 
-// Elementwise nodes have one to three children; passes over deep expressions reach them with
-// `if constexpr` ladders on the arity (no helper template or generic lambda between a node and
-// its children), so each level of nesting costs one level of template instantiation.
+// Passes over deep expressions reach a node's children with `if constexpr` ladders on the arity
+// (no helper template or generic lambda between a node and its children), so each level of
+// nesting costs one level of template instantiation; concatenate's many children are a fold.
 template <class E>
 inline constexpr std::size_t arity = std::tuple_size_v<decltype(E::children)>;
 template <std::size_t K, class E>

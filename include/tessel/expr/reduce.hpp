@@ -39,7 +39,7 @@ auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
   auto n = as_node(x);
   static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: reduce a comparison after astype<int32_t>()");
   auto normalized = normalize_axes(Op::name, axes, n.shape());
-  return ReduceNode<Op, decltype(n)>{n, normalized, keepdims, reduced_shape(n.shape(), normalized, keepdims)};
+  return ReduceNode<Op, decltype(n)>{{n}, {normalized, keepdims, reduced_shape(n.shape(), normalized, keepdims)}};
 }
 }  // namespace detail
 

@@ -70,54 +70,32 @@ void sharding_signature(NamedSharding const& s, Shape const& shape, Sink& sink) 
 template <class E>
 inline constexpr char type_anchor = 0;
 
-// `leaves` records which tensor leaves are the same tensor (by leaf ordinal), the pattern the
-// planner's common-subexpression sharing depends on (GraphNode::alias). One instantiation level
-// per nesting level (node.hpp, arity).
+// What an op tag's sign() writes to: words, shardings (sharding_signature) and tensor leaves (by
+// which earlier leaf holds the same tensor: the pattern the planner's common-subexpression
+// sharing depends on, GraphNode::alias).
+template <class Sink>
+struct SignatureSink {
+  Sink& sink;
+  LeafIdentities& leaves;
+  void word(std::uint64_t w) { sink.word(w); }
+  void sharding(NamedSharding const& s, Shape const& shape) { sharding_signature(s, shape, sink); }
+  void leaf(void const* p) { sink.word(static_cast<std::uint64_t>(leaves.alias(p, leaves.count))); }
+};
+
+// The children's signatures, then the node's own (Tag::sign). One instantiation level per nesting
+// level (node.hpp, arity).
 template <class E, class Sink>
-void signature(E const& e, Sink& sink, LeafIdentities& leaves) {
-  if constexpr (E::kind == NodeKind::tensor) {
-    for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
-    sharding_signature(e.tensor.sharding(), e.shape(), sink);
-    sink.word(static_cast<std::uint64_t>(leaves.alias(e.tensor.impl_ptr().get(), leaves.count)));
-  } else if constexpr (E::kind == NodeKind::elementwise) {
-    signature(std::get<0>(e.children), sink, leaves);
-    if constexpr (tessel::detail::arity<E> > 1) signature(std::get<1>(e.children), sink, leaves);
-    if constexpr (tessel::detail::arity<E> > 2) signature(std::get<2>(e.children), sink, leaves);
-  } else if constexpr (E::kind == NodeKind::reduce) {
-    signature(e.child, sink, leaves);
-    sink.word(e.keepdims);
-    for (auto a : e.axes) sink.word(a);
-    sink.word(0xffff);
-  } else if constexpr (E::kind == NodeKind::dot) {
-    signature(e.lhs, sink, leaves);
-    signature(e.rhs, sink, leaves);
-    for (auto const* list : {&e.dims.lhs_contract, &e.dims.rhs_contract, &e.dims.lhs_batch, &e.dims.rhs_batch}) {
-      for (auto d : *list) sink.word(d);
-      sink.word(0xfffe);
-    }
-  } else if constexpr (E::kind == NodeKind::constraint) {
-    signature(e.child, sink, leaves);
-    sharding_signature(e.sharding, e.shape(), sink);
-  } else if constexpr (E::kind == NodeKind::view) {
-    signature(e.child, sink, leaves);
-    // The kind and every list's length too: a transpose, a slice and a reshape share one type, and
-    // their numbers alone can read alike (found by the fuzzer).
-    sink.word(static_cast<std::uint64_t>(e.view.kind));
-    sink.word(e.view.perm.size());
-    for (auto p : e.view.perm) sink.word(p);
-    sink.word(e.view.start.size());
-    for (auto d : e.view.start) sink.word(static_cast<std::uint64_t>(d));
-    sink.word(e.view.limit.size());
-    for (auto d : e.view.limit) sink.word(static_cast<std::uint64_t>(d));
-    sink.word(e.shape().size());
-    for (auto d : e.shape()) sink.word(static_cast<std::uint64_t>(d));
-    sink.word(0xfffd);
-  } else if constexpr (E::kind == NodeKind::concatenate) {
+void signature(E const& e, SignatureSink<Sink>& sink) {
+  if constexpr (tessel::detail::arity<E> <= 3) {
+    if constexpr (tessel::detail::arity<E> > 0) signature(std::get<0>(e.children), sink);
+    if constexpr (tessel::detail::arity<E> > 1) signature(std::get<1>(e.children), sink);
+    if constexpr (tessel::detail::arity<E> > 2) signature(std::get<2>(e.children), sink);
+  } else {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (signature(std::get<I>(e.children), sink, leaves), ...);
+      (signature(std::get<I>(e.children), sink), ...);
     }(std::make_index_sequence<tessel::detail::arity<E>>{});
-    sink.word(e.axis);
   }
+  E::tag::sign(e.data, e.shape(), sink);
 }
 
 // The cost model is part of the key: after a calibration (or a user's change) plans are made
@@ -139,7 +117,8 @@ void full_signature(E const& e, std::optional<NamedSharding> const& out, Sink& s
   sink.word(reinterpret_cast<std::uintptr_t>(&type_anchor<E>));
   model_signature(cost_model(), sink);
   LeafIdentities leaves;
-  signature(e, sink, leaves);
+  SignatureSink<Sink> node_sink{sink, leaves};
+  signature(e, node_sink);
   if (out) sharding_signature(*out, e.shape(), sink);
   else sink.word(0xdead);
 }

@@ -52,12 +52,12 @@ constexpr char const* dtype_name() {
   else return "weak";
 }
 
-// Tensor leaves seen so far while describing (for GraphNode::alias).
+// Tensor leaves seen so far (for GraphNode::alias and the plan cache's key).
 struct LeafIdentities {
   void const* impl[max_aliased_leaves]{};
   int node[max_aliased_leaves]{};
   int count = 0;
-  // The graph index of the first leaf with this tensor, or `self` (and remembers it).
+  // The index of the first leaf with this tensor, or `self` (and remembers it).
   int alias(void const* p, int self) {
     if (count >= max_aliased_leaves) return self;
     for (int k = 0; k < count; ++k)
@@ -72,50 +72,33 @@ struct LeafIdentities {
   }
 };
 
-// Appends e's subtree to g in post-order and returns e's index. One instantiation level per
-// nesting level (node.hpp, arity).
+// What an op tag's describe() sees of the graph being built: the leaf identities, answering for
+// the node about to be appended.
+struct DescribeLeaves {
+  LeafIdentities& leaves;
+  int self;
+  int alias(void const* p) { return leaves.alias(p, self); }
+};
+
+// Appends e's subtree to g in post-order and returns e's index: the children, then the node with
+// what its tag records (Tag::describe). One instantiation level per nesting level (node.hpp,
+// arity).
 template <class E>
 int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
-  GraphNode n{E::kind, "", dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape())};
-  if constexpr (E::kind == NodeKind::tensor) {
-    n.op = "tensor";
-    n.sharding = e.tensor.sharding();
-    n.alias = leaves.alias(e.tensor.impl_ptr().get(), static_cast<int>(g.size()));
-  } else if constexpr (E::kind == NodeKind::scalar) {
-    n.op = "scalar";
-  } else if constexpr (E::kind == NodeKind::elementwise) {
-    n.op = E::op::name;
-    n.children.push_back(describe(std::get<0>(e.children), g, leaves));
+  using Tag = typename E::tag;
+  GraphNode n{E::kind, Tag::name(e.data), dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape())};
+  if constexpr (tessel::detail::arity<E> <= 3) {
+    if constexpr (tessel::detail::arity<E> > 0) n.children.push_back(describe(std::get<0>(e.children), g, leaves));
     if constexpr (tessel::detail::arity<E> > 1) n.children.push_back(describe(std::get<1>(e.children), g, leaves));
     if constexpr (tessel::detail::arity<E> > 2) n.children.push_back(describe(std::get<2>(e.children), g, leaves));
-  } else if constexpr (E::kind == NodeKind::reduce) {
-    n.op = E::op::name;
-    n.children.push_back(describe(e.child, g, leaves));
-    n.axes = e.axes;
-    n.keepdims = e.keepdims;
-    n.combine = E::op::combiner;
-    n.divides = E::op::divides;
-  } else if constexpr (E::kind == NodeKind::view) {
-    n.op = e.view.kind == ViewKind::transpose ? "transpose" : e.view.kind == ViewKind::reshape ? "reshape" : "slice";
-    n.children.push_back(describe(e.child, g, leaves));
-    n.view = e.view;
-  } else if constexpr (E::kind == NodeKind::concatenate) {
-    n.op = "concatenate";
+  } else {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (n.children.push_back(describe(std::get<I>(e.children), g, leaves)), ...);
     }(std::make_index_sequence<tessel::detail::arity<E>>{});
-    n.axis = e.axis;
-  } else if constexpr (E::kind == NodeKind::dot) {
-    n.op = "dot_general";
-    n.children.push_back(describe(e.lhs, g, leaves));
-    n.children.push_back(describe(e.rhs, g, leaves));
-    n.dot = e.dims;
-  } else {
-    n.op = "constraint";
-    n.children.push_back(describe(e.child, g, leaves));
-    n.sharding = e.sharding;
   }
+  DescribeLeaves ctx{leaves, static_cast<int>(g.size())};
+  Tag::describe(e.data, n, ctx);
   g.push_back(n);
   return static_cast<int>(g.size()) - 1;
 }

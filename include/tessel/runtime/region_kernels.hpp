@@ -61,7 +61,7 @@ struct Binder {
     int id = root<E>(base);
     using V = expr_value_t<E>;
     if constexpr (E::kind == NodeKind::scalar) {
-      using W = decltype(E::value);
+      using W = std::remove_cvref_t<decltype(std::declval<E const&>().data.value)>;
       return {static_cast<W>(state.scalars[static_cast<std::size_t>(id)])};
     } else if constexpr (E::kind == NodeKind::elementwise) {
       using Ev = typename eval_of<E>::type;
@@ -104,7 +104,7 @@ struct Binder {
     std::vector<std::int64_t*> strides;
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
-    if constexpr (E::op::divides) r.divisor = static_cast<V>(r.length);
+    if constexpr (E::tag::op::divides) r.divisor = static_cast<V>(r.length);
   }
 
   template <class E>
@@ -266,7 +266,7 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
     auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
     // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the
     // whole sum (dividing each partial would round differently and could miss an overflow).
-    launch_reduce<typename E::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
+    launch_reduce<typename E::tag::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
                                      reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
                                      static_cast<int>(n.axes.empty() ? 1 : n.axes.size()),
                                      p.collective == plan::Collective::none ? count : 1);
@@ -288,13 +288,11 @@ void region_kernels(std::vector<plan::KernelFn>& table, int base) {
   } else if constexpr (E::kind == NodeKind::reduce) {
     table[static_cast<std::size_t>(id)] = &reduce_kernel<E>;
     region_kernels<reduce_child_t<E>, true>(table, base);
-  } else if constexpr (E::kind == NodeKind::constraint || E::kind == NodeKind::view) {
-    region_kernels<std::remove_cvref_t<decltype(E::child)>, false>(table, base);
-  } else if constexpr (E::kind == NodeKind::dot) {
-    using L = std::remove_cvref_t<decltype(E::lhs)>;
-    region_kernels<L, false>(table, base);
-    region_kernels<std::remove_cvref_t<decltype(E::rhs)>, false>(table, base + node_count<L>::value);
-  } else if constexpr (E::kind == NodeKind::concatenate) {
+  } else if constexpr (arity<E> <= 3) {  // a boundary: its operands start regions of their own
+    if constexpr (arity<E> > 0) region_kernels<child_t<0, E>, false>(table, base);
+    if constexpr (arity<E> > 1) region_kernels<child_t<1, E>, false>(table, base + child_offset<E, 1>);
+    if constexpr (arity<E> > 2) region_kernels<child_t<2, E>, false>(table, base + child_offset<E, 2>);
+  } else {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (region_kernels<child_t<I, E>, false>(table, base + child_offset<E, I>), ...);
     }(std::make_index_sequence<arity<E>>{});
@@ -316,24 +314,17 @@ template <class E>
 void bind_inputs(E const& e, int base, RunState& state) {
   auto const id = static_cast<std::size_t>(base + node_count<E>::value - 1);
   if constexpr (E::kind == NodeKind::tensor) {
-    state.inputs[id] = state.values[id] = e.tensor.impl_ptr();
+    state.inputs[id] = state.values[id] = e.data.tensor.impl_ptr();
   } else if constexpr (E::kind == NodeKind::scalar) {
-    state.scalars[id] = static_cast<double>(e.value);
-  } else if constexpr (E::kind == NodeKind::elementwise) {
-    bind_inputs(std::get<0>(e.children), base, state);
+    state.scalars[id] = static_cast<double>(e.data.value);
+  } else if constexpr (arity<E> <= 3) {
+    if constexpr (arity<E> > 0) bind_inputs(std::get<0>(e.children), base, state);
     if constexpr (arity<E> > 1) bind_inputs(std::get<1>(e.children), base + child_offset<E, 1>, state);
     if constexpr (arity<E> > 2) bind_inputs(std::get<2>(e.children), base + child_offset<E, 2>, state);
-  } else if constexpr (E::kind == NodeKind::reduce || E::kind == NodeKind::constraint || E::kind == NodeKind::view) {
-    bind_inputs(e.child, base, state);
-  } else if constexpr (E::kind == NodeKind::dot) {
-    bind_inputs(e.lhs, base, state);
-    bind_inputs(e.rhs, base + node_count<std::remove_cvref_t<decltype(e.lhs)>>::value, state);
-  } else if constexpr (E::kind == NodeKind::concatenate) {
+  } else {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (bind_inputs(std::get<I>(e.children), base + child_offset<E, I>, state), ...);
     }(std::make_index_sequence<arity<E>>{});
-  } else {
-    static_assert(E::kind == NodeKind::tensor, "tessel: bind_inputs does not know this node kind");
   }
 }
 

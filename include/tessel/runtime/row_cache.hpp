@@ -28,7 +28,7 @@ inline constexpr bool in_region<ElementwiseNode<Op, C, R, Ch...>, S> =
     std::same_as<ElementwiseNode<Op, C, R, Ch...>, S> || (in_region<Ch, S> || ...);
 
 template <class R>
-using reduce_child_t = std::remove_cvref_t<decltype(std::declval<R>().child)>;
+using reduce_child_t = child_t<0, R>;
 
 // The first of Ts that is not void (void when all are).
 template <class... Ts>
@@ -115,7 +115,7 @@ struct cached_eval<E, R, EvalOf, CachedRole::input> {
 template <class E, class R, template <class> class EvalOf>
 struct cached_eval<E, R, EvalOf, CachedRole::reduce> {
   using S = reduce_child_t<R>;
-  using type = CachingReduceEval<typename R::op, expr_value_t<S>, typename EvalOf<S>::type>;
+  using type = CachingReduceEval<typename R::tag::op, expr_value_t<S>, typename EvalOf<S>::type>;
 };
 template <class Op, class C, class Res, class... Ch, class R, template <class> class EvalOf>
 struct cached_eval<ElementwiseNode<Op, C, Res, Ch...>, R, EvalOf, CachedRole::elementwise> {
