@@ -1,11 +1,13 @@
 // The instruction list: the planned graph walked from the root, boundaries made before the
 // regions that read them, each kernel, collective, reshard and view as one Step that says what it
-// reads, what it makes and what explain prints for it. The executor runs exactly this list.
+// reads, what it makes and what explain prints for it. The executor runs exactly this list. What
+// each op contributes comes from its rules (src/plan/rules/); this file knows steps, not ops.
 #include <format>
 
-#include "tessel/plan/passes.hpp"
+#include "planner.hpp"
 
 namespace tessel::plan {
+
 namespace {
 
 std::string joined(std::vector<std::string> const& parts, char const* sep) {
@@ -41,255 +43,125 @@ StepKind step_kind(ReshardKind k) {
   }
 }
 
-struct Scheduler {
-  Plan& plan;
-  CostModel const& model;
-
-  Graph const& g = plan.graph;
-  std::vector<NodePlan> const& plans = plan.nodes;
-
-  GraphNode const& node(int i) const { return g[static_cast<std::size_t>(i)]; }
-  NodePlan const& at(int i) const { return plans[static_cast<std::size_t>(i)]; }
-  int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
-  std::string user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
-
-  Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
-    Step s{kind, i, devices, 0, 0, std::move(text), std::move(label)};
-    s.operands = std::move(operands);
-    plan.steps.push_back(std::move(s));
-    return plan.steps.back();
-  }
-
-  // One step per collective the sharding change of node i amounts to (plan/reshard.hpp), each
-  // with its estimate; the first reads `source`'s slot, the others i's.
-  void reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why) {
-    GraphNode const& n = node(i);
-    std::string cause = std::format("{} {}", why, user_op(i));
-    auto parts = decompose(n.shape, n.dtype_bytes, from, to);
-    if (parts.empty()) {  // every device keeps its block; only the mesh's description changes
-      Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
-                    std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
-                                why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
-                    std::format("tessel::reshard[{}]", cause), {slot(source)});
-      s.to = to;
-      s.starts_reshard = true;
-      return;
-    }
-    bool first = true;
-    for (auto const& part : parts) {
-      double us = model.reshard_us(part);
-      std::string change = std::format("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
-                                       to_string(part.to.spec()));
-      StepKind kind = step_kind(part.kind);
-      std::string label = std::format("tessel::{}({})[{}]", label_kind(part.kind),
-                                      part.axes.empty() ? "all" : axes_label(part.to.mesh(), part.axes), cause);
-      std::string text;
-      if (kind == StepKind::reshard) {
-        double crossing = part.kind == ReshardKind::local_slice
-                              ? 0.0
-                              : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
-        text = std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
-                           crossing, us, n.op);
-      } else {
-        text = std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
-                           part.group, change, part.bytes, us, n.op);
-      }
-      Step& s = add(kind, i, to.mesh().num_devices(), std::move(text), std::move(label), {first ? slot(source) : i});
-      s.bytes = part.bytes;
-      s.estimate_us = us;
-      s.to = part.to;
-      s.starts_reshard = first;
-      first = false;
-    }
-  }
-
-  // What a kernel rooted somewhere reads and computes: the ops it fuses (in evaluation order)
-  // and the slots of the tensors it reads. Boundaries it reads are made first.
-  struct Region {
-    std::vector<std::string> ops;
-    std::vector<int> reads;
-  };
-
-  void region(int i, Region& r) {
-    GraphNode const& n = node(i);
-    NodePlan const& p = at(i);
-    switch (n.kind) {
-      case NodeKind::scalar: return;
-      case NodeKind::tensor:
-        if (p.reshard && p.same_as < 0) reshard_steps(i, i, *n.sharding, *p.out, "operand");
-        r.reads.push_back(slot(i));
-        return;
-      case NodeKind::elementwise:
-        for (int c : n.children) region(c, r);
-        r.ops.emplace_back(n.op);
-        return;
-      case NodeKind::reduce:
-        if (p.row_fused) {
-          region(n.children[0], r);
-          r.ops.push_back(std::format("{}(row)", n.op));
-          return;
-        }
-        materialize(i);
-        r.reads.push_back(slot(i));
-        return;
-      case NodeKind::view:
-        if (p.reshard) {
-          materialize(i);
-          r.reads.push_back(slot(i));
-          return;
-        }
-        operand(n.children[0]);
-        r.reads.push_back(slot(n.children[0]));
-        r.ops.push_back(std::format("{}(view)", n.op));
-        return;
-      case NodeKind::constraint:
-      case NodeKind::dot:
-      case NodeKind::concatenate:
-        materialize(i);
-        r.reads.push_back(slot(i));
-        return;
-    }
-  }
-
-  // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
-  void operand(int c) {
-    Region ignored;
-    if (node(c).kind == NodeKind::tensor) region(c, ignored);
-    else materialize(c);
-  }
-
-  void kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind) {
-    NodePlan const& p = at(i);
-    auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
-    auto count = r.ops.size();
-    Step& step = add(StepKind::kernel, i, s.mesh().num_devices(),
-                     std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
-                                 to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s",
-                                 joined(r.ops, ", ")),
-                     std::format("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
-    step.kernel = kernel;
-  }
-
-  void materialize(int i) {
-    GraphNode const& n = node(i);
-    NodePlan const& p = at(i);
-    if (p.same_as >= 0) return;  // an earlier step made this value
-    Region r;
-    switch (n.kind) {
-      case NodeKind::scalar: return;
-      case NodeKind::tensor: region(i, r); return;
-      case NodeKind::elementwise:
-        region(i, r);
-        kernel_step(i, KernelKind::fused, r, "elementwise", "fused");
-        return;
-      case NodeKind::constraint:
-        materialize(n.children[0]);
-        if (p.reshard) reshard_steps(i, n.children[0], *n.sharding, *p.out, "constraint");
-        return;
-      case NodeKind::reduce: {
-        region(n.children[0], r);
-        r.ops.emplace_back(n.op);
-        kernel_step(i, KernelKind::reduce, r, std::format("reduce {} over axes {}", n.op, axes_list(n)), "reduce");
-        collective_steps(i, std::format("{} over axes {}", n.op, axes_list(n)));
-        if (p.reshard) reshard_steps(i, i, *p.after_collective, *p.out, "result");
-        return;
-      }
-      case NodeKind::view: {
-        operand(n.children[0]);
-        GraphNode const& c = node(n.children[0]);
-        auto const& s = *p.after_collective;
-        if (n.view.kind == ViewKind::reshape) {
-          add(StepKind::view, i, s.mesh().num_devices(),
-              std::format("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
-                          type_text(c), to_string(at(n.children[0]).out->spec()), type_text(n), to_string(s.spec())),
-              std::format("tessel::view[{}]", user_op(i)), {slot(n.children[0])});
-        } else {
-          Region v{{std::format("{}(view)", n.op)}, {slot(n.children[0])}};
-          kernel_step(i, KernelKind::view_copy, v, n.op, "view_copy");
-        }
-        if (p.reshard) reshard_steps(i, i, s, *p.out, "result");
-        return;
-      }
-      case NodeKind::concatenate: {
-        std::vector<int> parts;
-        for (int c : n.children) {
-          operand(c);
-          parts.push_back(slot(c));
-        }
-        auto const& s = *p.after_collective;
-        add(StepKind::kernel, i, s.mesh().num_devices(),
-            std::format("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied side by side",
-                        n.axis, type_text(n), to_string(s.spec()), s.mesh().num_devices(), n.children.size()),
-            std::format("tessel::concatenate[{}]", user_op(i)), std::move(parts))
-            .kernel = KernelKind::concatenate;
-        if (p.reshard) reshard_steps(i, i, s, *p.out, "result");
-        return;
-      }
-      case NodeKind::dot: {
-        for (int c : n.children) operand(c);
-        auto const& s = *p.partial;
-        Shape local = s.shard_shape(n.shape);
-        std::string blocks;
-        for (std::size_t d = 0; d < local.size(); ++d) blocks += std::format("{}{}", d ? "x" : "", local[d]);
-        add(StepKind::kernel, i, s.mesh().num_devices(),
-            std::format("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
-                        type_text(n), to_string(s.spec()), s.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
-                        blocks),
-            std::format("tessel::gemm[{}]", user_op(i)), {slot(n.children[0]), slot(n.children[1])})
-            .kernel = KernelKind::gemm;
-        collective_steps(i, "dot_general contracting sharded dimensions");
-        if (p.reshard) reshard_steps(i, i, *p.after_collective, *p.out, "result");
-        return;
-      }
-    }
-  }
-
-  void collective_steps(int i, std::string const& cause) {
-    GraphNode const& n = node(i);
-    NodePlan const& p = at(i);
-    if (p.collective == Collective::none) return;
-    // The combining op: a dot's partial products and a mean's partial sums are summed.
-    ReduceOp op = n.kind == NodeKind::reduce ? n.combine : ReduceOp::sum;
-    double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
-    int group = 1;
-    for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
-    Mesh const& mesh = p.partial->mesh();
-    bool all_reduce = p.collective == Collective::all_reduce;
-    double us = all_reduce ? model.all_reduce_us(bytes, group) : model.reduce_scatter_us(bytes, group);
-    std::string text =
-        all_reduce
-            ? std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "
-                          "(from {})",
-                          name(op), axes_text(mesh, p.collective_axes), group, bytes, us, cause)
-            : std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est "
-                          "{:.1f} us (from {})",
-                          name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
-                          cause);
-    Step& s = add(all_reduce ? StepKind::all_reduce : StepKind::reduce_scatter, i, mesh.num_devices(), std::move(text),
-                  std::format("tessel::{}({})[{}]", all_reduce ? "all_reduce" : "reduce_scatter",
-                              axes_label(mesh, p.collective_axes), user_op(i)),
-                  {i});
-    s.bytes = bytes;
-    s.estimate_us = us;
-    s.to = *p.after_collective;
-    s.axes = p.collective_axes;
-    s.combine = op;
-    if (n.kind == NodeKind::reduce && n.divides) {
-      double count = 1;
-      Shape const& in = node(n.children[0]).shape;
-      for (auto a : n.axes) count *= static_cast<double>(in[a]);
-      s.divide_by = count;
-    }
-  }
-
-  static std::string axes_list(GraphNode const& n) {
-    std::string s = "(";
-    for (std::size_t k = 0; k < n.axes.size(); ++k) s += std::format("{}{}", k ? ", " : "", n.axes[k]);
-    return s + ")";
-  }
-};
-
 }  // namespace
+
+std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
+
+Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
+  Step s{};
+  s.kind = kind;
+  s.node = i;
+  s.devices = devices;
+  s.text = std::move(text);
+  s.label = std::move(label);
+  s.operands = std::move(operands);
+  plan.steps.push_back(std::move(s));
+  return plan.steps.back();
+}
+
+void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why) {
+  GraphNode const& n = node(i);
+  std::string cause = std::format("{} {}", why, user_op(i));
+  auto parts = decompose(n.shape, n.dtype_bytes, from, to);
+  if (parts.empty()) {  // every device keeps its block; only the mesh's description changes
+    Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
+                  std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
+                              why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
+                  std::format("tessel::reshard[{}]", cause), {slot(source)});
+    s.to = to;
+    s.starts_reshard = true;
+    return;
+  }
+  bool first = true;
+  for (auto const& part : parts) {
+    double us = model.reshard_us(part);
+    std::string change = std::format("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
+                                     to_string(part.to.spec()));
+    StepKind kind = step_kind(part.kind);
+    std::string label = std::format("tessel::{}({})[{}]", label_kind(part.kind),
+                                    part.axes.empty() ? "all" : axes_label(part.to.mesh(), part.axes), cause);
+    std::string text;
+    if (kind == StepKind::reshard) {
+      double crossing = part.kind == ReshardKind::local_slice
+                            ? 0.0
+                            : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
+      text = std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
+                         crossing, us, n.op);
+    } else {
+      text = std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
+                         part.group, change, part.bytes, us, n.op);
+    }
+    Step& s = add(kind, i, to.mesh().num_devices(), std::move(text), std::move(label), {first ? slot(source) : i});
+    s.bytes = part.bytes;
+    s.estimate_us = us;
+    s.to = part.to;
+    s.starts_reshard = first;
+    first = false;
+  }
+}
+
+void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).region(*this, i, r); }
+
+void Scheduler::materialize(int i) {
+  if (at(i).same_as >= 0) return;  // an earlier step made this value
+  rules_for(node(i).kind).materialize(*this, i);
+}
+
+void Scheduler::operand(int c) {
+  Region ignored;
+  if (node(c).kind == NodeKind::tensor) region(c, ignored);
+  else materialize(c);
+}
+
+void Scheduler::kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind) {
+  NodePlan const& p = at(i);
+  auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
+  auto count = r.ops.size();
+  Step& step = add(StepKind::kernel, i, s.mesh().num_devices(),
+                   std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
+                               to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s",
+                               joined(r.ops, ", ")),
+                   std::format("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
+  step.kernel = kernel;
+}
+
+void Scheduler::collective_steps(int i, std::string const& cause) {
+  GraphNode const& n = node(i);
+  NodePlan const& p = at(i);
+  if (p.collective == Collective::none) return;
+  // The combining op: the graph's (a dot's partial products and a mean's partial sums are summed).
+  ReduceOp op = n.combine;
+  double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+  int group = 1;
+  for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
+  Mesh const& mesh = p.partial->mesh();
+  bool all_reduce = p.collective == Collective::all_reduce;
+  double us = all_reduce ? model.all_reduce_us(bytes, group) : model.reduce_scatter_us(bytes, group);
+  std::string text =
+      all_reduce
+          ? std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "
+                        "(from {})",
+                        name(op), axes_text(mesh, p.collective_axes), group, bytes, us, cause)
+          : std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est "
+                        "{:.1f} us (from {})",
+                        name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
+                        cause);
+  Step& s = add(all_reduce ? StepKind::all_reduce : StepKind::reduce_scatter, i, mesh.num_devices(), std::move(text),
+                std::format("tessel::{}({})[{}]", all_reduce ? "all_reduce" : "reduce_scatter",
+                            axes_label(mesh, p.collective_axes), user_op(i)),
+                {i});
+  s.bytes = bytes;
+  s.estimate_us = us;
+  s.to = *p.after_collective;
+  s.axes = p.collective_axes;
+  s.combine = op;
+  if (n.divides) {
+    double count = 1;
+    Shape const& in = node(n.children[0]).shape;
+    for (auto a : n.axes) count *= static_cast<double>(in[a]);
+    s.divide_by = count;
+  }
+}
 
 void schedule(Plan& plan, CostModel const& model) {
   Graph const& g = plan.graph;

@@ -1,0 +1,160 @@
+#pragma once
+// The planner's machinery (not installed): sharding propagation (Planner, src/plan/propagate.cpp),
+// the instruction schedule (Scheduler, src/plan/schedule.cpp), and the rules of each family of ops
+// (OpRules, src/plan/rules/<family>.cpp), which are the only code that knows what an op does.
+// Propagation and scheduling never name an op: they ask the node's rules (Shardy's op sharding
+// rule registry, XLA's per-op SPMD handlers).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/plan/passes.hpp"
+#include "tessel/plan/view_rules.hpp"
+
+namespace tessel::plan {
+
+using AxisList = ShardLayout::AxisList;
+
+// The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
+// into it (dimensions aligned from the right; broadcast dimensions are not split).
+NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to);
+
+struct Planner {
+  Graph const& g;
+  CostModel const& model;
+  std::vector<std::optional<NamedSharding>> natural;
+  std::vector<NodePlan> plans;
+
+  [[nodiscard]] GraphNode const& node(int i) const { return g[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] NamedSharding const& natural_of(int i) const { return *natural[static_cast<std::size_t>(i)]; }
+  NodePlan& plan(int i) { return plans[static_cast<std::size_t>(i)]; }
+
+  // Propagation from the leaves (each node's natural sharding), then the plan of every node from
+  // the root's requested sharding down.
+  void forward();
+  void assign(int i, std::optional<NamedSharding> const& requested);
+
+  // What bringing `child` to `target` costs by the cost model (0 for scalars).
+  [[nodiscard]] double reshard_cost(int child, NamedSharding const& target) const;
+
+  // The operand tiling a node adopts: among the candidates (one per operand, from
+  // `candidate_of(operand)`), the one with the least total cost to bring every operand to it (seen
+  // from that operand's shape). Ties go to the earlier operand, so the choice is deterministic.
+  // Operands on a single device (uncommitted) only propose when nothing else does.
+  template <class CandidateOf>
+  NamedSharding cheapest_tiling(int i, CandidateOf const& candidate_of) const {
+    GraphNode const& n = node(i);
+    std::optional<NamedSharding> best;
+    double best_cost = 0;
+    bool any_multi = false;
+    for (int c : n.children)
+      if (natural[static_cast<std::size_t>(c)] && natural[static_cast<std::size_t>(c)]->mesh().num_devices() > 1)
+        any_multi = true;
+    for (int c : n.children) {
+      auto const& s = natural[static_cast<std::size_t>(c)];
+      if (!s || (any_multi && s->mesh().num_devices() == 1)) continue;
+      NamedSharding candidate = candidate_of(c, *s);
+      double cost = 0;
+      for (int o : n.children) cost += reshard_cost(o, project(candidate, n.shape, node(o).shape));
+      if (!best || cost < best_cost) {
+        best = candidate;
+        best_cost = cost;
+      }
+    }
+    return *best;
+  }
+
+  // A reduce over the last axis, with keepdims, whose input has the consumer's shape and whose
+  // reduced axis the consumer does not split, runs inside the consumer's kernel, one row at a time.
+  [[nodiscard]] bool row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const;
+
+  // Can a reduce-scatter produce `want` from partial results tiled as `partial` with `axes` left
+  // to reduce? Yes when `want` extends the partial tiling with exactly those axes.
+  static bool scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
+                              std::size_t rank);
+
+  // How partial results (tiled as `partial`, still to be combined over `axes`) become the node's
+  // value: nothing, an all-reduce, or a reduce-scatter when that lands right on the request.
+  static void complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
+                               std::optional<NamedSharding> const& req, std::size_t rank);
+
+  // A node whose own sharding is `own`: its plan's out is the request (or `own`), resharded after.
+  static void settle(NodePlan& p, NamedSharding const& own, std::optional<NamedSharding> const& req) {
+    p.out = req ? *req : own;
+    p.reshard = !(*p.out == own);
+  }
+};
+
+// What a kernel rooted somewhere reads and computes: the ops it fuses (in evaluation order) and
+// the value slots of the tensors it reads.
+struct Region {
+  std::vector<std::string> ops;
+  std::vector<int> reads;
+};
+
+struct Scheduler {
+  Plan& plan;
+  CostModel const& model;
+
+  [[nodiscard]] GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
+  // "dot_general#4": the user op a step comes from.
+  [[nodiscard]] std::string user_op(int i) const;
+
+  // Node i as part of a region (its rules' region), and node i's value made by steps of its own
+  // (its rules' materialize; nothing when an earlier step made the same value).
+  void region(int i, Region& r);
+  void materialize(int i);
+  // A boundary inside a region: made apart, then read as a tensor.
+  void boundary(int i, Region& r) {
+    materialize(i);
+    r.reads.push_back(slot(i));
+  }
+  // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
+  void operand(int c);
+
+  Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
+  // reads `source`'s slot, the others i's.
+  void reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why);
+  // The kernel step of a region rooted at i.
+  void kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind);
+  // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
+  void collective_steps(int i, std::string const& cause);
+  // After a node's own steps: the reshard of its result to its plan's out, if planned.
+  void result_reshard(int i) {
+    NodePlan const& p = at(i);
+    if (p.reshard) reshard_steps(i, i, *p.after_collective, *p.out, "result");
+  }
+};
+
+// The rules of one family of ops. A family that lacks one does not compile (the methods are pure).
+class OpRules {
+ public:
+  virtual ~OpRules() = default;
+  // The sharding the node's value has by propagation from its operands' (none for scalars).
+  [[nodiscard]] virtual std::optional<NamedSharding> natural(Planner const& p, int i) const = 0;
+  // Fixes the node's plan for a requested output (or its natural sharding) and assigns what its
+  // operands must produce.
+  virtual void assign(Planner& p, int i, std::optional<NamedSharding> const& requested) const = 0;
+  // Its part in a fused region a consumer's kernel runs.
+  virtual void region(Scheduler& s, int i, Region& r) const = 0;
+  // The steps that make its value on their own.
+  virtual void materialize(Scheduler& s, int i) const = 0;
+};
+
+// The rules of a node kind (src/plan/rules/registry.cpp).
+OpRules const& rules_for(NodeKind kind);
+
+// Each family's rules (src/plan/rules/<family>.cpp).
+OpRules const& tensor_rules();
+OpRules const& scalar_rules();
+OpRules const& elementwise_rules();
+OpRules const& reduce_rules();
+OpRules const& constraint_rules();
+OpRules const& dot_rules();
+OpRules const& view_rules();
+OpRules const& concatenate_rules();
+
+}  // namespace tessel::plan

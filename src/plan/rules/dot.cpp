@@ -1,0 +1,161 @@
+// dot_general: GSPMD's factor rules, priced by the cost model; each device multiplies its blocks
+// with a BLAS GEMM, and sharded contracting dimensions leave partial sums for a collective.
+#include <algorithm>
+#include <format>
+
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+// dot_general, GSPMD's factor rules: every dimension is a batch, lhs-free, rhs-free or
+// contracting factor, and each factor takes mesh axes from one operand. Sharded contracting
+// factors leave partial sums (an all-reduce, or a reduce-scatter). Candidates: factors as the
+// lhs has them, as the rhs has them, with nothing on the contracting factors, and (when the
+// result's sharding is requested) the request's axes on the free factors. The cost model
+// (reshards of the operands, the collective, the reshard of the result) picks one; ties go to
+// the earlier candidate.
+struct DotChoice {
+  NamedSharding lhs, rhs, partial, after;
+  AxisList contract_axes;
+  double cost;
+};
+
+DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
+  GraphNode const& n = p.node(i);
+  GraphNode const& L = p.node(n.children[0]);
+  GraphNode const& R = p.node(n.children[1]);
+  auto const& sl = p.natural_of(n.children[0]);
+  auto const& sr = p.natural_of(n.children[1]);
+  Mesh const& mesh = sl.mesh().num_devices() >= sr.mesh().num_devices() ? sl.mesh() : sr.mesh();
+  auto axes_of = [&](NamedSharding const& s, std::size_t d) { return s.mesh() == mesh ? s.layout().dim_axes(d) : AxisList{}; };
+  DotDims const& dd = n.dot;
+  auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+  FixedVector<std::uint8_t, max_rank> lfree, rfree;
+  for (std::size_t d = 0; d < L.shape.size(); ++d)
+    if (!in(dd.lhs_batch, d) && !in(dd.lhs_contract, d)) lfree.push_back(static_cast<std::uint8_t>(d));
+  for (std::size_t d = 0; d < R.shape.size(); ++d)
+    if (!in(dd.rhs_batch, d) && !in(dd.rhs_contract, d)) rfree.push_back(static_cast<std::uint8_t>(d));
+
+  struct Factors {
+    FixedVector<AxisList, max_rank> batch, contract, m, n;
+  };
+  auto from = [&](NamedSharding const& s, auto const& dims) {
+    FixedVector<AxisList, max_rank> out;
+    for (auto d : dims) out.push_back(axes_of(s, d));
+    return out;
+  };
+  Factors lhs_view{from(sl, dd.lhs_batch), from(sl, dd.lhs_contract), from(sl, lfree), from(sr, rfree)};
+  Factors rhs_view{from(sr, dd.rhs_batch), from(sr, dd.rhs_contract), from(sl, lfree), from(sr, rfree)};
+  Factors no_contract = lhs_view;
+  for (auto& k : no_contract.contract) k.clear();
+  std::vector<std::pair<Factors, bool>> candidates{{lhs_view, false}, {rhs_view, true}, {no_contract, false}};
+  if (req && req->mesh() == mesh) {
+    Factors r;
+    std::size_t d = 0;
+    for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) r.batch.push_back(req->layout().dim_axes(d++));
+    for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) r.contract.push_back({});
+    for (std::size_t k = 0; k < lfree.size(); ++k) r.m.push_back(req->layout().dim_axes(d++));
+    for (std::size_t k = 0; k < rfree.size(); ++k) r.n.push_back(req->layout().dim_axes(d++));
+    candidates.push_back({r, false});
+  }
+
+  std::optional<DotChoice> best;
+  for (auto& [f, rhs_first] : candidates) {
+    // A mesh axis may serve one factor only: later factors drop axes earlier ones took.
+    AxisList used;
+    auto keep = [&](AxisList& axes) {
+      AxisList kept;
+      for (auto a : axes)
+        if (std::find(used.begin(), used.end(), a) == used.end()) {
+          kept.push_back(a);
+          used.push_back(a);
+        }
+      axes = kept;
+    };
+    for (auto& a : f.batch) keep(a);
+    for (auto& a : f.contract) keep(a);
+    if (rhs_first) {
+      for (auto& a : f.n) keep(a);
+      for (auto& a : f.m) keep(a);
+    } else {
+      for (auto& a : f.m) keep(a);
+      for (auto& a : f.n) keep(a);
+    }
+    FixedVector<AxisList, max_rank> ldims(L.shape.size(), AxisList{}), rdims(R.shape.size(), AxisList{}), odims;
+    AxisList k_axes;
+    for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) {
+      ldims[dd.lhs_batch[b]] = f.batch[b];
+      rdims[dd.rhs_batch[b]] = f.batch[b];
+      odims.push_back(f.batch[b]);
+    }
+    for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) {
+      ldims[dd.lhs_contract[k]] = f.contract[k];
+      rdims[dd.rhs_contract[k]] = f.contract[k];
+      for (auto a : f.contract[k]) k_axes.push_back(a);
+    }
+    for (std::size_t k = 0; k < lfree.size(); ++k) {
+      ldims[lfree[k]] = f.m[k];
+      odims.push_back(f.m[k]);
+    }
+    for (std::size_t k = 0; k < rfree.size(); ++k) {
+      rdims[rfree[k]] = f.n[k];
+      odims.push_back(f.n[k]);
+    }
+    DotChoice c{sharding_from_axes(mesh, ldims), sharding_from_axes(mesh, rdims), sharding_from_axes(mesh, odims),
+                sharding_from_axes(mesh, odims), k_axes, 0};
+    c.cost = p.reshard_cost(n.children[0], c.lhs) + p.reshard_cost(n.children[1], c.rhs);
+    double out_bytes = static_cast<double>(c.partial.shard_shape(n.shape).num_elements() * n.dtype_bytes);
+    int group = 1;
+    for (auto a : k_axes) group *= mesh.axes().size(a);
+    if (!k_axes.empty() && req && Planner::scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
+      c.cost += p.model.reduce_scatter_us(out_bytes, group);
+      c.after = *req;
+    } else {
+      c.cost += p.model.all_reduce_us(out_bytes, group);
+      if (req) c.cost += p.model.reshard_us(decompose(n.shape, n.dtype_bytes, c.after, *req));
+    }
+    if (!best || c.cost < best->cost) best = c;
+  }
+  return *best;
+}
+
+class DotRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+    return choose_dot(p, i, std::nullopt).after;
+  }
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    GraphNode const& n = p.node(i);
+    DotChoice d = choose_dot(p, i, req);
+    p.assign(n.children[0], d.lhs);
+    p.assign(n.children[1], d.rhs);
+    Planner::complete_partial(p.plan(i), d.partial, d.contract_axes, req, n.shape.size());
+  }
+  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  void materialize(Scheduler& s, int i) const override {
+    GraphNode const& n = s.node(i);
+    for (int c : n.children) s.operand(c);
+    auto const& sh = *s.at(i).partial;
+    Shape local = sh.shard_shape(n.shape);
+    std::string blocks;
+    for (std::size_t d = 0; d < local.size(); ++d) blocks += std::format("{}{}", d ? "x" : "", local[d]);
+    s.add(StepKind::kernel, i, sh.mesh().num_devices(),
+          std::format("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
+                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
+                      blocks),
+          std::format("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])})
+        .kernel = KernelKind::gemm;
+    s.collective_steps(i, "dot_general contracting sharded dimensions");
+    s.result_reshard(i);
+  }
+};
+
+}  // namespace
+
+OpRules const& dot_rules() {
+  static DotRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,49 @@
+// Elementwise ops: operands broadcast into the result and agree on one tiling, the cheapest to
+// reach; a chain of them is one fused region, which row-fusable reductions join.
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+class ElementwiseRules final : public OpRules {
+ public:
+  // Each operand's tiling seen from the result; the cheapest for all operands wins.
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+    Shape const& shape = p.node(i).shape;
+    return p.cheapest_tiling(i, [&](int c, NamedSharding const& s) { return project(s, p.node(c).shape, shape); });
+  }
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    GraphNode const& n = p.node(i);
+    NodePlan& plan = p.plan(i);
+    plan.out = req ? *req : p.natural_of(i);
+    for (int c : n.children) {
+      GraphNode const& child = p.node(c);
+      if (p.row_fusable(c, *plan.out, n.shape)) {
+        NodePlan& cp = p.plan(c);
+        cp.row_fused = true;
+        cp.out = project(*plan.out, n.shape, child.shape);
+        p.assign(child.children[0], plan.out);
+      } else {
+        p.assign(c, project(*plan.out, n.shape, child.shape));
+      }
+    }
+  }
+  void region(Scheduler& s, int i, Region& r) const override {
+    for (int c : s.node(i).children) s.region(c, r);
+    r.ops.emplace_back(s.node(i).op);
+  }
+  void materialize(Scheduler& s, int i) const override {
+    Region r;
+    region(s, i, r);
+    s.kernel_step(i, KernelKind::fused, r, "elementwise", "fused");
+  }
+};
+
+}  // namespace
+
+OpRules const& elementwise_rules() {
+  static ElementwiseRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan

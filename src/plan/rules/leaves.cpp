@@ -1,0 +1,44 @@
+// Leaves: a tensor has the sharding it was put with (resharded when a consumer wants another);
+// a C++ scalar has none and takes any.
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+class TensorRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override { return p.node(i).sharding; }
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    Planner::settle(p.plan(i), *p.node(i).sharding, req);
+  }
+  void region(Scheduler& s, int i, Region& r) const override {
+    NodePlan const& p = s.at(i);
+    if (p.reshard && p.same_as < 0) s.reshard_steps(i, i, *s.node(i).sharding, *p.out, "operand");
+    r.reads.push_back(s.slot(i));
+  }
+  void materialize(Scheduler& s, int i) const override {
+    Region ignored;
+    region(s, i, ignored);
+  }
+};
+
+class ScalarRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const&, int) const override { return std::nullopt; }
+  void assign(Planner&, int, std::optional<NamedSharding> const&) const override {}
+  void region(Scheduler&, int, Region&) const override {}  // bound into the kernel by value
+  void materialize(Scheduler&, int) const override {}
+};
+
+}  // namespace
+
+OpRules const& tensor_rules() {
+  static TensorRules const r;
+  return r;
+}
+OpRules const& scalar_rules() {
+  static ScalarRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan

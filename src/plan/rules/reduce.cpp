@@ -1,0 +1,74 @@
+// Reductions (sum, mean, max, min, prod): per-device results keep the input's tiling of the kept
+// dimensions; mesh axes that split reduced dimensions are left partial, for an all-reduce or a
+// reduce-scatter. Over the last axis with keepdims, a reduction fuses into its consumer's rows.
+#include <algorithm>
+#include <format>
+
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+class ReduceRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+    return partial_of(p, i, p.natural_of(p.node(i).children[0])).first;
+  }
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    GraphNode const& n = p.node(i);
+    int c = n.children[0];
+    p.assign(c, p.natural[static_cast<std::size_t>(c)]);
+    auto [partial, axes] = partial_of(p, i, *p.plan(c).out);
+    Planner::complete_partial(p.plan(i), partial, axes, req, n.shape.size());
+  }
+  void region(Scheduler& s, int i, Region& r) const override {
+    if (!s.at(i).row_fused) return s.boundary(i, r);
+    s.region(s.node(i).children[0], r);
+    r.ops.push_back(std::format("{}(row)", s.node(i).op));
+  }
+  void materialize(Scheduler& s, int i) const override {
+    GraphNode const& n = s.node(i);
+    Region r;
+    s.region(n.children[0], r);
+    r.ops.emplace_back(n.op);
+    std::string what = std::format("{} over axes {}", n.op, axes_list(n));
+    s.kernel_step(i, KernelKind::reduce, r, "reduce " + what, "reduce");
+    s.collective_steps(i, what);
+    s.result_reshard(i);
+  }
+
+ private:
+  // What a reduce node's per-device results look like: the input's tiling on the kept dimensions
+  // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
+  static std::pair<NamedSharding, AxisList> partial_of(Planner const& p, int i, NamedSharding const& input) {
+    GraphNode const& n = p.node(i);
+    FixedVector<AxisList, max_rank> dims;
+    AxisList partial;
+    Shape const& in_shape = p.node(n.children[0]).shape;
+    for (std::size_t d = 0; d < in_shape.size(); ++d) {
+      bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
+      if (reduced) {
+        for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
+        if (n.keepdims) dims.push_back({});
+      } else {
+        dims.push_back(input.layout().dim_axes(d));
+      }
+    }
+    return {sharding_from_axes(input.mesh(), dims), partial};
+  }
+
+  static std::string axes_list(GraphNode const& n) {
+    std::string s = "(";
+    for (std::size_t k = 0; k < n.axes.size(); ++k) s += std::format("{}{}", k ? ", " : "", n.axes[k]);
+    return s + ")";
+  }
+};
+
+}  // namespace
+
+OpRules const& reduce_rules() {
+  static ReduceRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan
