@@ -33,6 +33,8 @@ void check_same_devices(char const* op, Mesh const* a, Mesh const* b) {
 
 }  // namespace tessel::detail
 
+#include "tessel/expr/iota.hpp"
+#include "tessel/expr/scan.hpp"
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 
@@ -56,6 +58,25 @@ FixedVector<std::uint8_t, max_rank> normalize_axes(char const* op, Axes const& a
   std::sort(out.begin(), out.end());
   return out;
 }
+
+namespace {
+// `axis` (negative counts from the end) as a dimension of `shape`; fails naming it ("axis" or
+// "dimension", as the op calls it) and the shape.
+std::uint8_t one_axis(char const* op, char const* what, Shape const& shape, int axis) {
+  int rank = shape.rank();
+  int d = axis < 0 ? axis + rank : axis;
+  if (d < 0 || d >= rank)
+    throw Error(std::format("{}: {} {} is out of range for shape {} of rank {}", op, what, axis, to_string(shape), rank));
+  return static_cast<std::uint8_t>(d);
+}
+}  // namespace
+
+std::uint8_t iota_dimension(Shape const& shape, int dimension) {
+  (void)shape.num_elements();  // checks the sizes
+  return one_axis("iota", "dimension", shape, dimension);
+}
+
+std::uint8_t scan_axis(char const* op, Shape const& shape, int axis) { return one_axis(op, "axis", shape, axis); }
 
 std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape) {
   std::int64_t n = 1;

@@ -39,6 +39,7 @@ char const* kind_name(StepKind k) {
     case StepKind::all_to_all: return "all_to_all";
     case StepKind::collective_permute: return "collective_permute";
     case StepKind::view: return "view";
+    case StepKind::scan_carry: return "scan_carry";
   }
   return "?";
 }

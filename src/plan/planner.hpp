@@ -26,7 +26,13 @@ struct Planner {
   std::vector<NodePlan> plans;
 
   [[nodiscard]] GraphNode const& node(int i) const { return g[static_cast<std::size_t>(i)]; }
-  [[nodiscard]] NamedSharding const& natural_of(int i) const { return *natural[static_cast<std::size_t>(i)]; }
+  // Node i's natural sharding; for a value nothing places (an iota, or ops over iotas and
+  // scalars only), device 0's, as for an uncommitted array.
+  [[nodiscard]] NamedSharding natural_of(int i) const {
+    auto const& s = natural[static_cast<std::size_t>(i)];
+    return s ? *s : unplaced();
+  }
+  static NamedSharding unplaced();
   NodePlan& plan(int i) { return plans[static_cast<std::size_t>(i)]; }
 
   // Propagation from the leaves (each node's natural sharding), then the plan of every node from
@@ -40,9 +46,10 @@ struct Planner {
   // The operand tiling a node adopts: among the candidates (one per operand, from
   // `candidate_of(operand)`), the one with the least total cost to bring every operand to it (seen
   // from that operand's shape). Ties go to the earlier operand, so the choice is deterministic.
-  // Operands on a single device (uncommitted) only propose when nothing else does.
+  // Operands on a single device (uncommitted) only propose when nothing else does; none when no
+  // operand has a sharding (iotas and scalars: the node then takes its consumer's).
   template <class CandidateOf>
-  NamedSharding cheapest_tiling(int i, CandidateOf const& candidate_of) const {
+  std::optional<NamedSharding> cheapest_tiling(int i, CandidateOf const& candidate_of) const {
     GraphNode const& n = node(i);
     std::optional<NamedSharding> best;
     double best_cost = 0;
@@ -61,7 +68,7 @@ struct Planner {
         best_cost = cost;
       }
     }
-    return *best;
+    return best;
   }
 
   // A reduce over the last axis, with keepdims, whose input has the consumer's shape and whose
@@ -118,6 +125,12 @@ struct Scheduler {
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
   // reads `source`'s slot, the others i's.
   void reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why);
+  // The fused kernel of the region rooted at i (explain says it makes "what").
+  void fused_kernel(int i, char const* what) {
+    Region r;
+    region(i, r);
+    kernel_step(i, KernelKind::fused, r, what, "fused");
+  }
   // The kernel step of a region rooted at i.
   void kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind);
   // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
@@ -156,5 +169,7 @@ OpRules const& constraint_rules();
 OpRules const& dot_rules();
 OpRules const& view_rules();
 OpRules const& concatenate_rules();
+OpRules const& iota_rules();
+OpRules const& scan_rules();
 
 }  // namespace tessel::plan

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "planner.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel::plan {
 
@@ -22,6 +23,8 @@ NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to
   }
   return sharding_from_axes(s.mesh(), dims);
 }
+
+NamedSharding Planner::unplaced() { return tessel::detail::single_device_sharding(); }
 
 void Planner::forward() {
   for (std::size_t i = 0; i < g.size(); ++i) natural[i] = rules_for(g[i].kind).natural(*this, static_cast<int>(i));

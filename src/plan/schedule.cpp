@@ -16,13 +16,6 @@ std::string joined(std::vector<std::string> const& parts, char const* sep) {
   return s;
 }
 
-// "('x', 'y')" for explain, "x,y" for a label.
-std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
-  std::string s;
-  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}{}", k ? "," : "", mesh.axes().name(axes[k]).view());
-  return s;
-}
-
 char const* label_kind(ReshardKind k) {
   switch (k) {
     case ReshardKind::local_slice: return "local_slice";
@@ -44,6 +37,12 @@ StepKind step_kind(ReshardKind k) {
 }
 
 }  // namespace
+
+std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
+  std::string s;
+  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}{}", k ? "," : "", mesh.axes().name(axes[k]).view());
+  return s;
+}
 
 std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
 

@@ -14,6 +14,7 @@
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/scan.hpp"
 
 namespace tessel {
 
@@ -152,6 +153,10 @@ ImplPtr run_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
       concat_shards(operands, n.axis, *out);
       return out;
     }
+    case plan::KernelKind::scan: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      return local_scan(*operands[0], n.axis, n.combine, step.label.c_str());
+    }
     case plan::KernelKind::none: break;
   }
   throw Error(std::format("tessel: internal error: step '{}' is a kernel of no kind", step.label));
@@ -174,6 +179,13 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       if (step.divide_by > 0) divide_in_place(*result, step.divide_by, step.label.c_str());
       ++(step.kind == plan::StepKind::all_reduce ? counts.all_reduces : counts.reduce_scatters);
       return;
+    case plan::StepKind::scan_carry: {
+      // In place: the scan step just made this tensor and no other value holds it yet.
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      scan_carry(const_cast<TensorImpl&>(*operands[0]), n.axis, n.combine, step.label.c_str());
+      result = operands[0];
+      return;
+    }
     case plan::StepKind::view: {
       auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
       result = reinterpret_shards(operands[0], n.shape, *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
@@ -224,6 +236,8 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
     case NodeKind::elementwise: return std::string_view(x.op) == y.op && children_alike();
     case NodeKind::reduce: return x.axes == y.axes && x.keepdims == y.keepdims && children_alike();
     case NodeKind::constraint: return x.sharding == y.sharding && children_alike();
+    case NodeKind::iota: return x.shape == y.shape && x.axis == y.axis;
+    case NodeKind::scan: return false;  // a boundary
     case NodeKind::dot:
     case NodeKind::view:
     case NodeKind::concatenate: return false;  // other boundaries: not worth comparing

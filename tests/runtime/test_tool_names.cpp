@@ -115,6 +115,11 @@ TEST_CASE("recorded regions match the plan for reductions, reshards, views and c
     auto e = [&] { return with_sharding_constraint(x * 2.0f, NamedSharding(mesh, P("b", "a"))); };
     check_names(explain_json(e()), [&] { (void)eval(e()); });
   }
+  SECTION("a cumsum over a sharded axis (local scan, then the carry) and a causal mask") {
+    check_names(explain_json(cumsum(x, 1)), [&] { (void)eval(cumsum(x, 1)); });
+    auto masked = [&] { return softmax(where(iota<std::int32_t>(Shape{16, 32}, 0) >= iota<std::int32_t>(Shape{16, 32}, 1), x, -1e30f)); };
+    check_names(explain_json(masked()), [&] { (void)eval(masked()); });
+  }
   SECTION("a transpose made apart, a zero-copy reshape and a concatenate") {
     auto e = [&] { return concatenate(0, reshape(x, {32, 16}), transpose(x)); };
     check_names(explain_json(e()), [&] { (void)eval(e()); });

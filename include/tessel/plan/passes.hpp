@@ -19,5 +19,7 @@ void schedule(Plan& plan, CostModel const& model);
 // Text pieces explain and the schedule share: "float32[64,32]", "('x', 'y')".
 std::string type_text(GraphNode const& n);
 std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes);
+// "x,y" (a Kokkos Tools label's form).
+std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes);
 
 }  // namespace tessel::plan

@@ -45,7 +45,8 @@ inline bool computes_alike(NodePlan a, NodePlan b) {
 // no data between devices (a local slice) or moves it by plain copies (between different meshes).
 enum class StepKind : std::uint8_t {
   reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute,
-  view  // a reshape that reinterprets each device's block: no kernel, no data moved
+  view,       // a reshape that reinterprets each device's block: no kernel, no data moved
+  scan_carry  // a scan over a sharded axis: each block combines the last values of the one before it
 };
 // What a `kernel` instruction runs.
 enum class KernelKind : std::uint8_t {
@@ -55,6 +56,7 @@ enum class KernelKind : std::uint8_t {
   view_copy,    // a transpose or slice made into a tensor
   gemm,         // dot_general: BLAS GEMM on each device's blocks
   concatenate,  // operands' blocks copied side by side
+  scan,         // each device's block scanned along an axis
 };
 
 struct Plan;
@@ -85,7 +87,7 @@ struct Step {
   std::vector<int> operands;
   // reshards: the sharding this step produces; collectives: the sharding after them.
   std::optional<NamedSharding> to;
-  FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives: the mesh axes of their groups
+  FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives and scan carries: the mesh axes of their groups
   ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
   double divide_by = 0;                           // a mean's count, divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change

@@ -59,6 +59,34 @@ struct ScalarEval {
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
 
+// An iota leaf: the coordinate along one dimension, computed (no memory read). Its strides (1
+// along its dimension, 0 elsewhere) take part in collapsing the space like a tensor's, and it
+// reports them as a leaf's, so a kernel walks it contiguously only when its dimension is the
+// last one.
+template <class T>
+struct IotaEval {
+  std::int64_t stride[max_rank]{};
+  std::int64_t start = 0;  // this device's first coordinate along the dimension
+  std::int64_t base = 0, inner = 0;
+
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
+    base = start;
+    for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
+    inner = stride[outer];
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
+    if constexpr (Unit) return static_cast<T>(base + e);
+    else return static_cast<T>(base + e * inner);
+  }
+  template <class F>
+  void for_each_leaf(F&& f) {
+    f(stride);
+  }
+  [[nodiscard]] bool all_reduces_fused() const { return true; }
+};
+
 template <class Op, class Compute, class... Children>
 struct NodeEval;
 

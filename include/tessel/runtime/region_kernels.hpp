@@ -12,6 +12,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/dot.hpp"
+#include "tessel/expr/iota.hpp"
 #include "tessel/expr/node.hpp"
 #include "tessel/expr/ops.hpp"
 #include "tessel/expr/view.hpp"
@@ -34,6 +35,10 @@ struct eval_of<ScalarNode<W>> {
 template <class Op, class C, class R, class... Ch>
 struct eval_of<ElementwiseNode<Op, C, R, Ch...>> {
   using type = NodeEval<Op, C, typename eval_of<Ch>::type...>;
+};
+template <Element T>
+struct eval_of<IotaNode<T>> {
+  using type = IotaEval<T>;
 };
 template <class Op, class Ch>
 struct eval_of<ReduceNode<Op, Ch>> {
@@ -83,6 +88,15 @@ struct Binder {
         r.leaf = leaf<V>(value(id), pos, region, space);
       }
       return r;
+    } else if constexpr (E::kind == NodeKind::iota) {
+      auto const& n = plan.graph[static_cast<std::size_t>(id)];
+      NamedSharding const& s = *at(id).out;
+      IotaEval<V> it;
+      LeafLayout layout{s.shard_shape(n.shape), {}, 0};
+      layout.stride[n.axis] = 1;
+      leaf_strides(layout, region, space, it.stride);
+      it.start = s.layout().box(n.shape, pos)[n.axis].start;
+      return it;
     } else if constexpr (E::kind == NodeKind::view) {
       // Read in place from the operand's shards, unless the region wanted it made apart.
       auto const& p = at(id);
@@ -280,7 +294,9 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
 template <class E, bool InRegion>
 void region_kernels(std::vector<plan::KernelFn>& table, int base) {
   int const id = base + node_count<E>::value - 1;
-  if constexpr (E::kind == NodeKind::elementwise) {
+  if constexpr (E::kind == NodeKind::iota) {
+    if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
+  } else if constexpr (E::kind == NodeKind::elementwise) {
     if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
     region_kernels<child_t<0, E>, true>(table, base);
     if constexpr (arity<E> > 1) region_kernels<child_t<1, E>, true>(table, base + child_offset<E, 1>);

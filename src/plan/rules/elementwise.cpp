@@ -32,11 +32,7 @@ class ElementwiseRules final : public OpRules {
     for (int c : s.node(i).children) s.region(c, r);
     r.ops.emplace_back(s.node(i).op);
   }
-  void materialize(Scheduler& s, int i) const override {
-    Region r;
-    region(s, i, r);
-    s.kernel_step(i, KernelKind::fused, r, "elementwise", "fused");
-  }
+  void materialize(Scheduler& s, int i) const override { s.fused_kernel(i, "elementwise"); }
 };
 
 }  // namespace

@@ -1,0 +1,66 @@
+// Scans (cumsum): the result is sharded like the operand, which is made into a tensor first.
+// Each device scans its block; a sharded axis adds a carry step down the axis (an exclusive scan
+// of the blocks' totals, MPI_Exscan's pattern), never a gather of the whole tensor.
+#include <format>
+
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+class ScanRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+    return p.natural_of(p.node(i).children[0]);
+  }
+  // The operand is made with the sharding the result should have.
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    NamedSharding out = req ? *req : p.natural_of(i);
+    p.assign(p.node(i).children[0], out);
+    p.plan(i).out = out;
+    p.plan(i).after_collective = out;
+  }
+  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  void materialize(Scheduler& s, int i) const override {
+    GraphNode const& n = s.node(i);
+    int c = n.children[0];
+    s.operand(c);
+    NamedSharding const& out = *s.at(i).out;
+    Mesh const& mesh = out.mesh();
+    s.add(StepKind::kernel, i, mesh.num_devices(),
+          std::format("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
+                      type_text(n), to_string(out.spec()), mesh.num_devices()),
+          std::format("tessel::scan[{}]", s.user_op(i)), {s.slot(c)})
+        .kernel = KernelKind::scan;
+    auto axes = out.layout().dim_axes(n.axis);
+    if (axes.empty()) return;
+    int group = 1;
+    for (auto a : axes) group *= mesh.axes().size(a);
+    // Each block reads one slice (the last along the axis) of the block before it; priced as the
+    // collective-permute it amounts to, once per block down the axis.
+    Shape slice = out.shard_shape(n.shape);
+    slice[n.axis] = 1;
+    double bytes = static_cast<double>(slice.num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
+    double us = (group - 1) * s.model.collective_permute_us(bytes);
+    Step& carry = s.add(StepKind::scan_carry, i, mesh.num_devices(),
+                        std::format("scan-carry {} over mesh axes {} (groups of {}): each block adds the last values of "
+                                    "the block before it along axis {}: {:.0f} bytes per device, est {:.1f} us (from {})",
+                                    name(n.combine), axes_text(mesh, axes), group, n.axis, bytes, us, n.op),
+                        std::format("tessel::scan_carry({})[{}]", axes_label(mesh, axes), s.user_op(i)),
+                        {i});
+    carry.bytes = bytes;
+    carry.estimate_us = us;
+    carry.combine = n.combine;
+    carry.to = out;
+    for (auto a : axes) carry.axes.push_back(a);
+  }
+};
+
+}  // namespace
+
+OpRules const& scan_rules() {
+  static ScanRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,119 @@
+#include "tessel/runtime/scan.hpp"
+
+#include <algorithm>
+#include <format>
+#include <map>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/expr/xla_scalar.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/launch.hpp"
+
+namespace tessel::detail {
+namespace {
+
+// A block seen as (outer, length, inner): element (o, t, i) at (o * length + t) * inner + i.
+struct Lines {
+  std::int64_t outer = 1, length = 1, inner = 1;
+};
+Lines lines_of(Shape const& local, std::size_t axis) {
+  Lines l;
+  for (std::size_t d = 0; d < local.size(); ++d) {
+    if (d < axis) l.outer *= local[d];
+    else if (d == axis) l.length = local[d];
+    else l.inner *= local[d];
+  }
+  return l;
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T combine(ReduceOp op, T a, T b) {
+  switch (op) {
+    case ReduceOp::sum: return xla::add(a, b);
+    case ReduceOp::prod: return xla::mul(a, b);
+    case ReduceOp::max: return xla::max(a, b);
+    case ReduceOp::min: return xla::min(a, b);
+  }
+  return a;
+}
+
+template <class F>
+void by_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::float32: return f(float{});
+    case DType::float64: return f(double{});
+    case DType::int32: return f(std::int32_t{});
+  }
+  throw Error("cumsum: unknown dtype");
+}
+
+}  // namespace
+
+std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label) {
+  if (op != ReduceOp::sum) throw Error("scan: only sums are scanned");
+  auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
+  Lines l = lines_of(in.sharding.shard_shape(in.shape), axis);
+  by_dtype(in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+      T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
+      T* dst = reinterpret_cast<T*>(out->shards[pos].bytes.data());
+      for_each_index(device(out->shards[pos].device).exec, label, l.outer * l.inner, l.outer * l.inner * l.length,
+                     KOKKOS_LAMBDA(std::int64_t line) {
+                       std::int64_t o = line / l.inner, i = line % l.inner;
+                       T acc = T(0);
+                       for (std::int64_t t = 0; t < l.length; ++t) {
+                         std::int64_t at = (o * l.length + t) * l.inner + i;
+                         acc = combine(ReduceOp::sum, acc, src[at]);
+                         dst[at] = acc;
+                       }
+                     });
+    }
+  });
+  fence_all_devices();
+  return out;
+}
+
+void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {
+  Lines l = lines_of(t.sharding.shard_shape(t.shape), axis);
+  // Chains of blocks that hold the same rest of the tensor (the same box on every other
+  // dimension), one block of each place along the axis: the k-th replica of a block joins the
+  // chain of the k-th replicas (replica chains compute alike).
+  std::map<std::vector<std::int64_t>, std::vector<std::size_t>> chains;
+  std::map<std::vector<std::int64_t>, std::int64_t> replicas;  // by whole box: replicas seen so far
+  for (std::size_t pos = 0; pos < t.shards.size(); ++pos) {
+    std::vector<std::int64_t> key, whole;
+    Box const& box = t.shards[pos].index;
+    for (std::size_t d = 0; d < box.size(); ++d) {
+      whole.push_back(box[d].start);
+      if (d != axis) key.push_back(box[d].start);
+    }
+    key.push_back(replicas[whole]++);
+    chains[key].push_back(pos);
+  }
+  by_dtype(t.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (auto& [key, members] : chains) {
+      std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+        return t.shards[a].index[axis].start < t.shards[b].index[axis].start;
+      });
+      for (std::size_t k = 1; k < members.size(); ++k) {
+        auto const& prev = t.shards[members[k - 1]];
+        auto& cur = t.shards[members[k]];
+        T const* before = reinterpret_cast<T const*>(prev.bytes.data());
+        T* block = reinterpret_cast<T*>(cur.bytes.data());
+        // Each block waits for the one before it: the carry runs down the axis in order.
+        fence_all_devices();
+        for_each_index(device(cur.device).exec, label, l.outer * l.length * l.inner, l.outer * l.length * l.inner,
+                       KOKKOS_LAMBDA(std::int64_t f) {
+                         std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
+                         block[f] = combine(op, before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
+                       });
+      }
+    }
+  });
+  fence_all_devices();
+}
+
+}  // namespace tessel::detail
