@@ -16,6 +16,7 @@
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 #include "tessel/expr/scan.hpp"
+#include "tessel/expr/take.hpp"
 #include "tessel/expr/view.hpp"
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/runtime/device.hpp"

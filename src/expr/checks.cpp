@@ -35,6 +35,7 @@ void check_same_devices(char const* op, Mesh const* a, Mesh const* b) {
 
 #include "tessel/expr/iota.hpp"
 #include "tessel/expr/scan.hpp"
+#include "tessel/expr/take.hpp"
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 
@@ -77,6 +78,19 @@ std::uint8_t iota_dimension(Shape const& shape, int dimension) {
 }
 
 std::uint8_t scan_axis(char const* op, Shape const& shape, int axis) { return one_axis(op, "axis", shape, axis); }
+
+Shape take_shape(Shape const& table, Shape const& indices, int& axis) {
+  axis = one_axis("take", "axis", table, axis);
+  auto a = static_cast<std::size_t>(axis);
+  if (table.size() - 1 + indices.size() > max_rank)
+    throw Error(std::format("take: a table of shape {} and indices of shape {} give a result of rank {}, more than {}",
+                            to_string(table), to_string(indices), table.size() - 1 + indices.size(), max_rank));
+  Shape out;
+  for (std::size_t d = 0; d < a; ++d) out.push_back(table[d]);
+  for (auto n : indices) out.push_back(n);
+  for (std::size_t d = a + 1; d < table.size(); ++d) out.push_back(table[d]);
+  return out;
+}
 
 std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape) {
   std::int64_t n = 1;

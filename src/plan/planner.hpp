@@ -171,5 +171,6 @@ OpRules const& view_rules();
 OpRules const& concatenate_rules();
 OpRules const& iota_rules();
 OpRules const& scan_rules();
+OpRules const& gather_rules();
 
 }  // namespace tessel::plan

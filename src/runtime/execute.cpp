@@ -14,6 +14,7 @@
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/gather.hpp"
 #include "tessel/runtime/scan.hpp"
 
 namespace tessel {
@@ -157,6 +158,13 @@ ImplPtr run_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
       auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
       return local_scan(*operands[0], n.axis, n.combine, step.label.c_str());
     }
+    case plan::KernelKind::gather: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      auto out = TensorImpl::allocate(n.shape, operands[0]->dtype,
+                                      *plan.nodes[static_cast<std::size_t>(step.node)].partial);
+      gather_blocks(*operands[0], *operands[1], n.axis, *out, step.label.c_str());
+      return out;
+    }
     case plan::KernelKind::none: break;
   }
   throw Error(std::format("tessel: internal error: step '{}' is a kernel of no kind", step.label));
@@ -237,7 +245,8 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
     case NodeKind::reduce: return x.axes == y.axes && x.keepdims == y.keepdims && children_alike();
     case NodeKind::constraint: return x.sharding == y.sharding && children_alike();
     case NodeKind::iota: return x.shape == y.shape && x.axis == y.axis;
-    case NodeKind::scan: return false;  // a boundary
+    case NodeKind::scan:
+    case NodeKind::gather: return false;  // boundaries
     case NodeKind::dot:
     case NodeKind::view:
     case NodeKind::concatenate: return false;  // other boundaries: not worth comparing

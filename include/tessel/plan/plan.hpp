@@ -57,6 +57,7 @@ enum class KernelKind : std::uint8_t {
   gemm,         // dot_general: BLAS GEMM on each device's blocks
   concatenate,  // operands' blocks copied side by side
   scan,         // each device's block scanned along an axis
+  gather,       // take: each device looks up the slices its table block holds
 };
 
 struct Plan;

@@ -1,0 +1,56 @@
+#include "tessel/runtime/gather.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/launch.hpp"
+
+namespace tessel::detail {
+namespace {
+
+template <class T>
+void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
+                  char const* label) {
+  Shape tl = table.sharding.shard_shape(table.shape);
+  std::int64_t pre = 1, post = 1, m = indices.sharding.shard_shape(indices.shape).num_elements();
+  for (std::size_t d = 0; d < axis; ++d) pre *= tl[d];
+  for (std::size_t d = axis + 1; d < tl.size(); ++d) post *= tl[d];
+  std::int64_t const len = tl[axis], n = table.shape[axis];
+  T const fill = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
+  T const elsewhere = std::numeric_limits<T>::is_iec559 ? T(-0.0) : T(0);  // the identity of a sum, -0.0 included
+  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
+    auto const& ts = table.shards[pos];
+    std::int64_t const lo = ts.index[axis].start, hi = ts.index[axis].stop;
+    bool const first = lo == 0;
+    T const* src = reinterpret_cast<T const*>(ts.bytes.data());
+    auto const* idx = reinterpret_cast<std::int32_t const*>(indices.shards[pos].bytes.data());
+    T* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
+    std::int64_t const count = pre * m * post;
+    for_each_index(device(out.shards[pos].device).exec, label, count, count, KOKKOS_LAMBDA(std::int64_t f) {
+      std::int64_t po = f % post, j = (f / post) % m, pr = f / (post * m);
+      std::int64_t r = idx[j];
+      if (r < 0) r += n;
+      T v = elsewhere;
+      if (r < 0 || r >= n) v = first ? fill : elsewhere;
+      else if (r >= lo && r < hi) v = src[(pr * len + (r - lo)) * post + po];
+      dst[f] = v;
+    });
+  }
+  fence_all_devices();
+}
+
+}  // namespace
+
+void gather_blocks(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
+                   char const* label) {
+  switch (table.dtype) {
+    case DType::float32: return gather_typed<float>(table, indices, axis, out, label);
+    case DType::float64: return gather_typed<double>(table, indices, axis, out, label);
+    case DType::int32: return gather_typed<std::int32_t>(table, indices, axis, out, label);
+  }
+  throw Error("take: unknown dtype");
+}
+
+}  // namespace tessel::detail
