@@ -19,6 +19,7 @@
 #include "tessel/expr/take.hpp"
 #include "tessel/expr/view.hpp"
 #include "tessel/expr/concatenate.hpp"
+#include "tessel/expr/argreduce.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/jit.hpp"

@@ -40,6 +40,10 @@ struct Planner {
   void forward();
   void assign(int i, std::optional<NamedSharding> const& requested);
 
+  // What a reduction's per-device results look like: the input's tiling on the kept dimensions
+  // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
+  [[nodiscard]] std::pair<NamedSharding, AxisList> reduced_tiling(int i, NamedSharding const& input) const;
+
   // What bringing `child` to `target` costs by the cost model (0 for scalars).
   [[nodiscard]] double reshard_cost(int child, NamedSharding const& target) const;
 
@@ -172,5 +176,6 @@ OpRules const& concatenate_rules();
 OpRules const& iota_rules();
 OpRules const& scan_rules();
 OpRules const& gather_rules();
+OpRules const& arg_reduce_rules();
 
 }  // namespace tessel::plan

@@ -34,6 +34,23 @@ void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
   rules_for(node(i).kind).assign(*this, i, requested);
 }
 
+std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding const& input) const {
+  GraphNode const& n = node(i);
+  FixedVector<AxisList, max_rank> dims;
+  AxisList partial;
+  Shape const& in_shape = node(n.children[0]).shape;
+  for (std::size_t d = 0; d < in_shape.size(); ++d) {
+    bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
+    if (reduced) {
+      for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
+      if (n.keepdims) dims.push_back({});
+    } else {
+      dims.push_back(input.layout().dim_axes(d));
+    }
+  }
+  return {sharding_from_axes(input.mesh(), dims), partial};
+}
+
 double Planner::reshard_cost(int child, NamedSharding const& target) const {
   auto const& have = natural[static_cast<std::size_t>(child)];
   if (!have) return 0;  // scalars

@@ -14,6 +14,7 @@
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/arg_reduce.hpp"
 #include "tessel/runtime/gather.hpp"
 #include "tessel/runtime/scan.hpp"
 
@@ -83,15 +84,15 @@ ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const&
   throw Error("view: unknown dtype");
 }
 
-// Completes a reduction from its per-device partial results: the step's all-reduce or
-// reduce-scatter over the groups of its mesh axes.
-ImplPtr complete_reduce(ImplPtr const& partial, plan::Step const& step) {
+// An all-reduce (or reduce-scatter, landing on `to`) of `partial` over the groups of `axes`.
+ImplPtr complete_reduce(ImplPtr const& partial, plan::StepKind kind, NamedSharding const& to,
+                        FixedVector<std::uint8_t, max_mesh_axes> const& axes, ReduceOp op) {
   Mesh const& mesh = partial->sharding.mesh();
-  auto out = TensorImpl::allocate(partial->shape, partial->dtype, *step.to);
+  auto out = TensorImpl::allocate(partial->shape, partial->dtype, to);
   // Devices that differ only in their coordinates on the collective's axes form a group.
-  auto groups = device_groups(mesh.axes(), step.axes);
+  auto groups = device_groups(mesh.axes(), axes);
   auto& collectives = in_process_collectives();
-  bool const all_reduce = step.kind == plan::StepKind::all_reduce;
+  bool const all_reduce = kind == plan::StepKind::all_reduce;
   for (auto const& positions : groups) {
     std::vector<GroupMember> members;
     std::vector<Box> pieces;
@@ -102,8 +103,8 @@ ImplPtr complete_reduce(ImplPtr const& partial, plan::Step const& step) {
       pieces.push_back(o.index);
     }
     Box held = partial->shards[static_cast<std::size_t>(positions[0])].index;
-    if (all_reduce) collectives.all_reduce(partial->dtype, step.combine, members, held);
-    else collectives.reduce_scatter(partial->dtype, step.combine, members, held, pieces);
+    if (all_reduce) collectives.all_reduce(partial->dtype, op, members, held);
+    else collectives.reduce_scatter(partial->dtype, op, members, held, pieces);
   }
   return out;
 }
@@ -165,6 +166,15 @@ ImplPtr run_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
       gather_blocks(*operands[0], *operands[1], n.axis, *out, step.label.c_str());
       return out;
     }
+    case plan::KernelKind::arg_reduce: {
+      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
+      NamedSharding const& partial = *plan.nodes[static_cast<std::size_t>(step.node)].partial;
+      auto index = TensorImpl::allocate(n.shape, DType::int32, partial);
+      auto value = TensorImpl::allocate(n.shape, operands[0]->dtype, partial);
+      arg_reduce_blocks(*operands[0], n.axes, n.combine == ReduceOp::max, *index, *value, step.label.c_str());
+      state.second[static_cast<std::size_t>(step.node)] = value;
+      return index;
+    }
     case plan::KernelKind::none: break;
   }
   throw Error(std::format("tessel: internal error: step '{}' is a kernel of no kind", step.label));
@@ -183,7 +193,16 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       return;
     case plan::StepKind::all_reduce:
     case plan::StepKind::reduce_scatter:
-      result = complete_reduce(operands[0], step);
+      if (step.with_index) {
+        // argmax: the winning values, then the first index among the devices holding them.
+        ImplPtr& values = state.second[static_cast<std::size_t>(step.node)];
+        ImplPtr winner = complete_reduce(values, step.kind, *step.to, step.axes, step.combine);
+        auto masked = mask_losers(*operands[0], *values, *winner, step.label.c_str());
+        result = complete_reduce(masked, step.kind, *step.to, step.axes, ReduceOp::min);
+        values = winner;
+      } else {
+        result = complete_reduce(operands[0], step.kind, *step.to, step.axes, step.combine);
+      }
       if (step.divide_by > 0) divide_in_place(*result, step.divide_by, step.label.c_str());
       ++(step.kind == plan::StepKind::all_reduce ? counts.all_reduces : counts.reduce_scatters);
       return;
@@ -246,7 +265,8 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
     case NodeKind::constraint: return x.sharding == y.sharding && children_alike();
     case NodeKind::iota: return x.shape == y.shape && x.axis == y.axis;
     case NodeKind::scan:
-    case NodeKind::gather: return false;  // boundaries
+    case NodeKind::gather:
+    case NodeKind::argreduce: return false;  // boundaries
     case NodeKind::dot:
     case NodeKind::view:
     case NodeKind::concatenate: return false;  // other boundaries: not worth comparing

@@ -120,6 +120,11 @@ TEST_CASE("recorded regions match the plan for reductions, reshards, views and c
     auto masked = [&] { return softmax(where(iota<std::int32_t>(Shape{16, 32}, 0) >= iota<std::int32_t>(Shape{16, 32}, 1), x, -1e30f)); };
     check_names(explain_json(masked()), [&] { (void)eval(masked()); });
   }
+  SECTION("a vocab-parallel embedding lookup and an argmax over a sharded axis") {
+    auto ids = device_put(std::vector<std::int32_t>{3, 1, 4, 1, 5, 9, 2, 6}, Shape{8}, NamedSharding(mesh, P("b")));
+    check_names(explain_json(take(x, ids)), [&] { (void)eval(take(x, ids)); });
+    check_names(explain_json(argmax(x, 1)), [&] { (void)eval(argmax(x, 1)); });
+  }
   SECTION("a transpose made apart, a zero-copy reshape and a concatenate") {
     auto e = [&] { return concatenate(0, reshape(x, {32, 16}), transpose(x)); };
     check_names(explain_json(e()), [&] { (void)eval(e()); });

@@ -16,7 +16,7 @@
 
 namespace tessel {
 
-enum class NodeKind : std::uint8_t { tensor, scalar, elementwise, reduce, constraint, dot, view, concatenate, iota, scan, gather };
+enum class NodeKind : std::uint8_t { tensor, scalar, elementwise, reduce, constraint, dot, view, concatenate, iota, scan, gather, argreduce };
 
 // Every node type records its subtree's node count and depth (the longest path from it to a leaf,
 // in nodes) in a member alias, `subtree`. A member alias's arguments are worked out when the class

@@ -58,6 +58,7 @@ enum class KernelKind : std::uint8_t {
   concatenate,  // operands' blocks copied side by side
   scan,         // each device's block scanned along an axis
   gather,       // take: each device looks up the slices its table block holds
+  arg_reduce,   // argmax / argmin: each device's first best (value, index)
 };
 
 struct Plan;
@@ -92,6 +93,7 @@ struct Step {
   ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
   double divide_by = 0;                           // a mean's count, divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
+  bool with_index = false;                        // an argmax's all-reduce: values, then indices
   KernelFn run = nullptr;                         // fused and reduce kernels
 };
 

@@ -27,10 +27,11 @@ using ImplPtr = std::shared_ptr<TensorImpl const>;
 
 // One run's values, by graph node.
 struct RunState {
-  explicit RunState(std::size_t nodes) : inputs(nodes), values(nodes), scalars(nodes) {}
+  explicit RunState(std::size_t nodes) : inputs(nodes), values(nodes), scalars(nodes), second(nodes) {}
   std::vector<ImplPtr> inputs;  // tensor leaves as the call gave them
   std::vector<ImplPtr> values;  // value slots (Plan::slot): what the steps have made so far
   std::vector<double> scalars;  // C++ scalar leaves
+  std::vector<ImplPtr> second;  // a second value some steps make (an argmax's values beside its indices)
 };
 
 // Runs every step of the plan and returns the root's value.

@@ -1,7 +1,6 @@
 // Reductions (sum, mean, max, min, prod): per-device results keep the input's tiling of the kept
 // dimensions; mesh axes that split reduced dimensions are left partial, for an all-reduce or a
 // reduce-scatter. Over the last axis with keepdims, a reduction fuses into its consumer's rows.
-#include <algorithm>
 #include <format>
 
 #include "../planner.hpp"
@@ -12,13 +11,13 @@ namespace {
 class ReduceRules final : public OpRules {
  public:
   std::optional<NamedSharding> natural(Planner const& p, int i) const override {
-    return partial_of(p, i, p.natural_of(p.node(i).children[0])).first;
+    return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
   }
   void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     int c = n.children[0];
     p.assign(c, p.natural[static_cast<std::size_t>(c)]);
-    auto [partial, axes] = partial_of(p, i, *p.plan(c).out);
+    auto [partial, axes] = p.reduced_tiling(i, *p.plan(c).out);
     Planner::complete_partial(p.plan(i), partial, axes, req, n.shape.size());
   }
   void region(Scheduler& s, int i, Region& r) const override {
@@ -38,25 +37,6 @@ class ReduceRules final : public OpRules {
   }
 
  private:
-  // What a reduce node's per-device results look like: the input's tiling on the kept dimensions
-  // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
-  static std::pair<NamedSharding, AxisList> partial_of(Planner const& p, int i, NamedSharding const& input) {
-    GraphNode const& n = p.node(i);
-    FixedVector<AxisList, max_rank> dims;
-    AxisList partial;
-    Shape const& in_shape = p.node(n.children[0]).shape;
-    for (std::size_t d = 0; d < in_shape.size(); ++d) {
-      bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
-      if (reduced) {
-        for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
-        if (n.keepdims) dims.push_back({});
-      } else {
-        dims.push_back(input.layout().dim_axes(d));
-      }
-    }
-    return {sharding_from_axes(input.mesh(), dims), partial};
-  }
-
   static std::string axes_list(GraphNode const& n) {
     std::string s = "(";
     for (std::size_t k = 0; k < n.axes.size(); ++k) s += std::format("{}{}", k ? ", " : "", n.axes[k]);

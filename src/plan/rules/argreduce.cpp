@@ -1,0 +1,71 @@
+// argmax / argmin: per-device results keep the input's tiling of the kept dimensions, like a
+// reduction's; over a split axis each device's best (value, index) is completed by an all-reduce of
+// the values and then an all-reduce (min) of the indices of the devices holding the winner.
+#include <format>
+
+#include "../planner.hpp"
+
+namespace tessel::plan {
+namespace {
+
+class ArgReduceRules final : public OpRules {
+ public:
+  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+    return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
+  }
+  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+    int c = p.node(i).children[0];
+    p.assign(c, p.natural[static_cast<std::size_t>(c)]);
+    auto [partial, axes] = p.reduced_tiling(i, *p.plan(c).out);
+    NodePlan& plan = p.plan(i);
+    plan.partial = partial;
+    plan.collective_axes = axes;
+    plan.collective = axes.empty() ? Collective::none : Collective::all_reduce;
+    plan.after_collective = partial;
+    Planner::settle(plan, partial, req);
+  }
+  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  void materialize(Scheduler& s, int i) const override {
+    GraphNode const& n = s.node(i);
+    int c = n.children[0];
+    s.operand(c);
+    NodePlan const& p = s.at(i);
+    auto const& partial = *p.partial;
+    Mesh const& mesh = partial.mesh();
+    s.add(StepKind::kernel, i, mesh.num_devices(),
+          std::format("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
+                      type_text(n), to_string(partial.spec()), mesh.num_devices()),
+          std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)})
+        .kernel = KernelKind::arg_reduce;
+    if (p.collective != Collective::none) {
+      int group = 1;
+      for (auto a : p.collective_axes) group *= mesh.axes().size(a);
+      auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
+      double bytes = count * static_cast<double>(s.node(c).dtype_bytes + 4);
+      double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +
+                  s.model.all_reduce_us(count * 4, group);
+      Step& st = s.add(StepKind::all_reduce, i, mesh.num_devices(),
+                       std::format("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
+                                   "the best: {:.0f} bytes per device, est {:.1f} us",
+                                   n.op, axes_text(mesh, p.collective_axes), group, bytes, us),
+                       std::format("tessel::all_reduce({})[{}]", axes_label(mesh, p.collective_axes), s.user_op(i)),
+                       {i});
+      st.bytes = bytes;
+      st.estimate_us = us;
+      st.to = partial;
+      st.axes = p.collective_axes;
+      st.combine = n.combine;
+      st.with_index = true;
+    }
+    s.result_reshard(i);
+  }
+};
+
+}  // namespace
+
+OpRules const& arg_reduce_rules() {
+  static ArgReduceRules const r;
+  return r;
+}
+
+}  // namespace tessel::plan

@@ -1,0 +1,132 @@
+#include "tessel/runtime/arg_reduce.hpp"
+
+#include <cmath>
+#include <format>
+#include <cstdint>
+#include <limits>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/launch.hpp"
+
+namespace tessel::detail {
+namespace {
+
+template <class T>
+KOKKOS_INLINE_FUNCTION bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+
+// Does v beat the best so far (jnp.argmax's order: NaN above all; ties do not beat)?
+template <bool Max, class T>
+KOKKOS_INLINE_FUNCTION bool beats(T v, T best) {
+  if (is_nan(best)) return false;
+  if (is_nan(v)) return true;
+  return Max ? v > best : v < best;
+}
+
+template <class F>
+void by_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::float32: return f(float{});
+    case DType::float64: return f(double{});
+    case DType::int32: return f(std::int32_t{});
+  }
+  throw Error("argmax: unknown dtype");
+}
+
+struct Dims {
+  int rank = 0;
+  std::int64_t local[max_rank]{}, start[max_rank]{}, global[max_rank]{};
+  bool reduced[max_rank]{};
+};
+
+template <bool Max, class T>
+void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& value, char const* label) {
+  for (std::size_t pos = 0; pos < in.shards.size(); ++pos) {
+    Dims d = dims;
+    for (int k = 0; k < d.rank; ++k) d.start[k] = in.shards[pos].index[static_cast<std::size_t>(k)].start;
+    std::int64_t outputs = 1, per = 1;
+    for (int k = 0; k < d.rank; ++k) (d.reduced[k] ? per : outputs) *= d.local[k];
+    T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
+    auto* idx = reinterpret_cast<std::int32_t*>(index.shards[pos].bytes.data());
+    T* val = reinterpret_cast<T*>(value.shards[pos].bytes.data());
+    for_each_index(device(in.shards[pos].device).exec, label, outputs, outputs * per, KOKKOS_LAMBDA(std::int64_t o) {
+      T best{};
+      std::int64_t best_index = -1;
+      for (std::int64_t r = 0; r < per; ++r) {
+        // Local coordinates of (o, r): o over the kept dimensions, r over the reduced ones, each
+        // row-major; the element's offset, and its global index over the reduced dimensions.
+        std::int64_t ko = o, kr = r, offset = 0, stride = 1, flat = 0, flat_stride = 1;
+        for (int k = d.rank; k-- > 0;) {
+          std::int64_t c;
+          if (d.reduced[k]) {
+            c = kr % d.local[k];
+            kr /= d.local[k];
+            flat += (c + d.start[k]) * flat_stride;
+            flat_stride *= d.global[k];
+          } else {
+            c = ko % d.local[k];
+            ko /= d.local[k];
+          }
+          offset += c * stride;
+          stride *= d.local[k];
+        }
+        T v = src[offset];
+        if (best_index < 0 || beats<Max>(v, best)) {
+          best = v;
+          best_index = flat;
+        }
+      }
+      idx[o] = static_cast<std::int32_t>(best_index);
+      val[o] = best;
+    });
+  }
+  fence_all_devices();
+}
+
+}  // namespace
+
+void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank> const& axes, bool max,
+                       TensorImpl& index, TensorImpl& value, char const* label) {
+  Dims d;
+  Shape local = in.sharding.shard_shape(in.shape);
+  d.rank = static_cast<int>(in.shape.size());
+  for (int k = 0; k < d.rank; ++k) {
+    d.local[k] = local[static_cast<std::size_t>(k)];
+    d.global[k] = in.shape[static_cast<std::size_t>(k)];
+  }
+  for (auto a : axes) d.reduced[a] = true;
+  std::int64_t count = 1;
+  for (auto a : axes) count *= in.shape[a];
+  if (count == 0) throw Error(std::format("{}: attempt to get the index of an empty array of shape {}", max ? "argmax" : "argmin", to_string(in.shape)));
+  by_dtype(in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (max) blocks<true, T>(in, d, index, value, label);
+    else blocks<false, T>(in, d, index, value, label);
+  });
+}
+
+std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl const& value, TensorImpl const& winner,
+                                        char const* label) {
+  auto out = TensorImpl::allocate(index.shape, DType::int32, index.sharding);
+  by_dtype(value.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+      auto const* idx = reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data());
+      T const* val = reinterpret_cast<T const*>(value.shards[pos].bytes.data());
+      T const* win = reinterpret_cast<T const*>(winner.shards[pos].bytes.data());
+      auto* o = reinterpret_cast<std::int32_t*>(out->shards[pos].bytes.data());
+      auto n = static_cast<std::int64_t>(out->shards[pos].bytes.size() / sizeof(std::int32_t));
+      for_each_index(device(out->shards[pos].device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t k) {
+        bool wins = val[k] == win[k] || (is_nan(val[k]) && is_nan(win[k]));
+        o[k] = wins ? idx[k] : std::numeric_limits<std::int32_t>::max();
+      });
+    }
+  });
+  fence_all_devices();
+  return out;
+}
+
+}  // namespace tessel::detail
