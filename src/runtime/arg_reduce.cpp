@@ -26,15 +26,6 @@ KOKKOS_INLINE_FUNCTION bool beats(T v, T best) {
   return Max ? v > best : v < best;
 }
 
-template <class F>
-void by_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::float32: return f(float{});
-    case DType::float64: return f(double{});
-    case DType::int32: return f(std::int32_t{});
-  }
-  throw Error("argmax: unknown dtype");
-}
 
 struct Dims {
   int rank = 0;
@@ -101,7 +92,7 @@ void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank>
   std::int64_t count = 1;
   for (auto a : axes) count *= in.shape[a];
   if (count == 0) throw Error(std::format("{}: attempt to get the index of an empty array of shape {}", max ? "argmax" : "argmin", to_string(in.shape)));
-  by_dtype(in.dtype, [&](auto tag) {
+  visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (max) blocks<true, T>(in, d, index, value, label);
     else blocks<false, T>(in, d, index, value, label);
@@ -111,7 +102,7 @@ void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank>
 std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl const& value, TensorImpl const& winner,
                                         char const* label) {
   auto out = TensorImpl::allocate(index.shape, DType::int32, index.sharding);
-  by_dtype(value.dtype, [&](auto tag) {
+  visit(value.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
       auto const* idx = reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data());

@@ -76,12 +76,7 @@ ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const&
 }
 
 ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const& in) {
-  switch (in->dtype) {
-    case DType::float32: return view_copy<float>(plan, step, in);
-    case DType::float64: return view_copy<double>(plan, step, in);
-    case DType::int32: return view_copy<std::int32_t>(plan, step, in);
-  }
-  throw Error("view: unknown dtype");
+  return visit(in->dtype, [&](auto t) { return view_copy<decltype(t)>(plan, step, in); });
 }
 
 // An all-reduce (or reduce-scatter, landing on `to`) of `partial` over the groups of `axes`.

@@ -45,12 +45,7 @@ void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_
 
 void gather_blocks(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
                    char const* label) {
-  switch (table.dtype) {
-    case DType::float32: return gather_typed<float>(table, indices, axis, out, label);
-    case DType::float64: return gather_typed<double>(table, indices, axis, out, label);
-    case DType::int32: return gather_typed<std::int32_t>(table, indices, axis, out, label);
-  }
-  throw Error("take: unknown dtype");
+  visit(table.dtype, [&](auto t) { gather_typed<decltype(t)>(table, indices, axis, out, label); });
 }
 
 }  // namespace tessel::detail

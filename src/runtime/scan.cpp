@@ -38,15 +38,6 @@ KOKKOS_INLINE_FUNCTION T combine(ReduceOp op, T a, T b) {
   return a;
 }
 
-template <class F>
-void by_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::float32: return f(float{});
-    case DType::float64: return f(double{});
-    case DType::int32: return f(std::int32_t{});
-  }
-  throw Error("cumsum: unknown dtype");
-}
 
 }  // namespace
 
@@ -54,7 +45,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   if (op != ReduceOp::sum) throw Error("scan: only sums are scanned");
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
   Lines l = lines_of(in.sharding.shard_shape(in.shape), axis);
-  by_dtype(in.dtype, [&](auto tag) {
+  visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
       T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
@@ -92,7 +83,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
     key.push_back(replicas[whole]++);
     chains[key].push_back(pos);
   }
-  by_dtype(t.dtype, [&](auto tag) {
+  visit(t.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (auto& [key, members] : chains) {
       std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {

@@ -13,19 +13,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::vector<NamedSharding> shardings(Mesh const& mesh, Shape const& shape) {
-  std::vector<NamedSharding> out;
-  for (auto const& spec : test::all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
-    NamedSharding s(mesh, spec);
-    try {
-      s.check_shape(shape);
-      out.push_back(s);
-    } catch (Error const&) {
-    }
-  }
-  return out;
-}
-
 template <class T>
 std::vector<std::int32_t> run(std::string const& which, Tensor<T> const& x) {
   if (which == "out_argmax_axis0") return eval(argmax(x, 0)).to_host();
@@ -48,7 +35,7 @@ TEST_CASE("argmax and argmin match JAX on every mesh and sharding", "[expr][argr
                               "out_argmin_axis1", "out_argmin_all"}) {
       auto want = v.at(c + " " + which).as<std::int32_t>();
       for (auto const& mesh : test::all_meshes()) {
-        for (auto const& s : shardings(mesh, x.shape)) {
+        for (auto const& s : test::shardings_of(mesh, x.shape)) {
           INFO(c << " " << which << " " << to_string(mesh) << " " << to_string(s.spec()));
           if (x.dtype == "int32") CHECK(run(which, device_put(x.as<std::int32_t>(), x.shape, s)) == want);
           else CHECK(run(which, device_put(x.as<float>(), x.shape, s)) == want);

@@ -15,20 +15,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-// Every sharding of `mesh` whose tiling divides `shape`.
-std::vector<NamedSharding> shardings(Mesh const& mesh, Shape const& shape) {
-  std::vector<NamedSharding> out;
-  for (auto const& spec : test::all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
-    NamedSharding s(mesh, spec);
-    try {
-      s.check_shape(shape);
-      out.push_back(s);
-    } catch (Error const&) {
-    }
-  }
-  return out;
-}
-
 template <class T>
 std::vector<T> host_iota(Shape const& shape, int dimension) {
   std::vector<T> v(static_cast<std::size_t>(shape.num_elements()));
@@ -49,7 +35,7 @@ TEST_CASE("iota gives each element its coordinate, with any sharding its consume
   Shape shape{4, 6, 8};
   for (auto const& mesh : test::all_meshes()) {
     auto base = test::iota_data<float>(shape);
-    for (auto const& s : shardings(mesh, shape)) {
+    for (auto const& s : test::shardings_of(mesh, shape)) {
       auto x = device_put(base, shape, s);
       for (int d = 0; d < 3; ++d) {
         INFO(to_string(mesh) << " " << to_string(s.spec()) << " dimension " << d);
@@ -96,7 +82,7 @@ TEST_CASE("a causal mask from iota fuses into softmax and matches JAX", "[expr][
     for (std::size_t k = 0; k < want.size(); ++k)
       CHECK(std::abs(whole[k] - want[k]) <= 4 * std::numeric_limits<float>::epsilon() * std::max(1.0f, want[k]));
     for (auto const& mesh : test::all_meshes()) {
-      for (auto const& sh : shardings(mesh, s.shape)) {
+      for (auto const& sh : test::shardings_of(mesh, s.shape)) {
         INFO(c << " " << to_string(mesh) << " " << to_string(sh.spec()));
         auto x = device_put(s.as<float>(), s.shape, sh);
         auto got = eval(masked(x)).to_host();

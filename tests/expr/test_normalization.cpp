@@ -36,23 +36,6 @@ std::string differs(std::vector<float> const& got, std::vector<double> const& wa
   return "";
 }
 
-// Shardings of a rank-2 value on `mesh`: unsharded, each axis on each dimension, and the whole mesh
-// on one dimension, where the shape allows.
-std::vector<NamedSharding> shardings(Mesh const& mesh, Shape const& shape) {
-  std::vector<NamedSharding> out;
-  for (auto const& spec : test::all_specs(mesh.axes(), 2)) {
-    NamedSharding s(mesh, spec);
-    bool fits = true;
-    try {
-      s.check_shape(shape);
-    } catch (Error const&) {
-      fits = false;
-    }
-    if (fits) out.push_back(s);
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("var matches jnp.var, sharded or not", "[expr][normalization]") {
@@ -79,7 +62,7 @@ TEST_CASE("var matches jnp.var, sharded or not", "[expr][normalization]") {
                                      .shape());
       CHECK(differs(whole, want.values, 4) == "");
       for (auto const& mesh : test::all_meshes()) {
-        for (auto const& s : shardings(mesh, x.shape)) {
+        for (auto const& s : test::shardings_of(mesh, x.shape)) {
           INFO(to_string(mesh) << " " << to_string(s.spec()));
           auto got = run(s);
           // Rows whole on each device reduce in the same order: the same bits. A reduced
@@ -127,7 +110,7 @@ TEST_CASE("layer_norm and rms_norm match Flax, with batch or features sharded", 
     double loose = which == 0 ? std::numeric_limits<double>::infinity() : which == 1 ? 5e-3 : 0;
     CHECK(differs(whole, vectors.at(std::string("norms ") + names[which]).values, 64, 64, 2, loose) == "");
     for (auto const& mesh : test::all_meshes()) {
-      for (auto const& s : shardings(mesh, x.shape)) {
+      for (auto const& s : test::shardings_of(mesh, x.shape)) {
         auto features = s.layout().dim_axes(1);
         FixedVector<DimSpec, max_rank> dims;
         FixedVector<AxisName, max_mesh_axes> names_of;

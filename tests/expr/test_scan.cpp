@@ -17,19 +17,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::vector<NamedSharding> shardings(Mesh const& mesh, Shape const& shape) {
-  std::vector<NamedSharding> out;
-  for (auto const& spec : test::all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
-    NamedSharding s(mesh, spec);
-    try {
-      s.check_shape(shape);
-      out.push_back(s);
-    } catch (Error const&) {
-    }
-  }
-  return out;
-}
-
 // |got - want| within 4 float32 epsilons of the running sum of |x| (XLA's blocked order and a
 // carried total both round differently from a left-to-right sum; the error of either is bounded so).
 void check_close(std::vector<float> const& got, std::vector<double> const& want, std::vector<double> const& abs_prefix) {
@@ -72,7 +59,7 @@ TEST_CASE("cumsum matches jnp.cumsum, sharded or not", "[expr][scan]") {
     if (x.shape[static_cast<std::size_t>(axis)] <= 16) CHECK(test::bitwise_equal(whole, want.as<float>()));
     check_close(whole, v.at(c + " ref_f64").values, bound);
     for (auto const& mesh : test::all_meshes()) {
-      for (auto const& s : shardings(mesh, x.shape)) {
+      for (auto const& s : test::shardings_of(mesh, x.shape)) {
         INFO(to_string(mesh) << " " << to_string(s.spec()));
         auto got = eval(cumsum(device_put(x.as<float>(), x.shape, s), axis)).to_host();
         if (s.layout().dim_axes(static_cast<std::size_t>(axis)).empty()) CHECK(test::bitwise_equal(got, whole));
@@ -87,7 +74,7 @@ TEST_CASE("cumsum matches jnp.cumsum, sharded or not", "[expr][scan]") {
     auto const& x = v.at(c + " x");
     auto want = v.at(c + " out").as<std::int32_t>();
     for (auto const& mesh : test::all_meshes()) {
-      for (auto const& s : shardings(mesh, x.shape)) {
+      for (auto const& s : test::shardings_of(mesh, x.shape)) {
         INFO(c << " " << to_string(mesh) << " " << to_string(s.spec()));
         CHECK(test::bitwise_equal(eval(cumsum(device_put(x.as<std::int32_t>(), x.shape, s), axis)).to_host(), want));
       }

@@ -15,19 +15,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::vector<NamedSharding> shardings(Mesh const& mesh, Shape const& shape) {
-  std::vector<NamedSharding> out;
-  for (auto const& spec : test::all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
-    NamedSharding s(mesh, spec);
-    try {
-      s.check_shape(shape);
-      out.push_back(s);
-    } catch (Error const&) {
-    }
-  }
-  return out;
-}
-
 NamedSharding one_device() { return NamedSharding(make_mesh({1}, {"x"}, {0}), P()); }
 
 }  // namespace
@@ -47,8 +34,8 @@ TEST_CASE("take matches jnp.take for in-range, negative and out-of-range indices
     CHECK(test::bitwise_equal(whole.to_host(), want));
     // Every sharding of the table and of the indices, on every mesh: the same bits.
     for (auto const& mesh : test::all_meshes()) {
-      for (auto const& ts : shardings(mesh, t.shape)) {
-        for (auto const& is : shardings(mesh, i.shape)) {
+      for (auto const& ts : test::shardings_of(mesh, t.shape)) {
+        for (auto const& is : test::shardings_of(mesh, i.shape)) {
           INFO(to_string(mesh) << " table " << to_string(ts.spec()) << " indices " << to_string(is.spec()));
           auto got = eval(take(device_put(t.as<float>(), t.shape, ts), device_put(i.as<std::int32_t>(), i.shape, is)));
           CHECK(test::bitwise_equal(got.to_host(), want));
@@ -78,7 +65,7 @@ TEST_CASE("take along other axes and from computed tables", "[expr][take]") {
   std::vector<std::int32_t> ids{5, -1, 0, 2, 7, -7};  // 7 and -7 are out of range for axis 1 (6)
   for (int axis = 0; axis < 3; ++axis) {
     auto whole = eval(take(exp(device_put(host, ts, one_device()) * 0.01f), device_put(ids, Shape{2, 3}, one_device()), axis)).to_host();
-    for (auto const& s : shardings(mesh, ts)) {
+    for (auto const& s : test::shardings_of(mesh, ts)) {
       INFO("axis " << axis << " table " << to_string(s.spec()));
       auto got = eval(take(exp(device_put(host, ts, s) * 0.01f), device_put(ids, Shape{2, 3}, NamedSharding(mesh, P("c"))), axis));
       CHECK(test::bitwise_equal(got.to_host(), whole));

@@ -23,6 +23,22 @@ inline std::vector<Mesh> all_meshes() {
 
 // Every spec of rank `rank` that uses each mesh axis at most once (each axis: unused, or on one
 // dimension; several axes on one dimension in both orders).
+inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank);
+
+// Every sharding of `mesh` (all_specs) whose tiling divides `shape`.
+inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& shape) {
+  std::vector<NamedSharding> out;
+  for (auto const& spec : all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
+    NamedSharding s(mesh, spec);
+    try {
+      s.check_shape(shape);
+      out.push_back(s);
+    } catch (Error const&) {
+    }
+  }
+  return out;
+}
+
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {
   std::vector<PartitionSpec> specs;
   std::vector<int> order(mesh.num_axes());

@@ -29,4 +29,16 @@ constexpr std::string_view name(DType d) {
 
 constexpr std::size_t size_of(DType d) { return d == DType::float64 ? 8 : 4; }
 
+// Calls f with a value of the element type `d` names: how type-erased code in src/ runs a typed
+// kernel for a tensor's dtype.
+template <class F>
+constexpr decltype(auto) visit(DType d, F&& f) {
+  switch (d) {
+    case DType::float32: return f(float{});
+    case DType::float64: return f(double{});
+    case DType::int32: break;
+  }
+  return f(std::int32_t{});
+}
+
 }  // namespace tessel
