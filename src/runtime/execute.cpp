@@ -273,6 +273,7 @@ void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& table) 
   for (auto& step : plan.steps)
     if (step.kernel == plan::KernelKind::fused || step.kernel == plan::KernelKind::reduce)
       step.run = table[static_cast<std::size_t>(step.node)];
+  plan.kernels_attached = true;
 }
 
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) {

@@ -138,10 +138,10 @@ std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
 // Gives a new plan's kernel steps their kernels (runtime/region_kernels.hpp, attach_kernels<E>).
 using AttachKernels = void (*)(Plan&);
 
-// The plan for this expression and requested output sharding, made on first use; `attach` runs
-// once, on the new plan.
+// The plan for this expression and requested output sharding, made on first use. `attach` (none
+// for explain and plan_of) gives the plan its kernels the first time a caller asks for them.
 template <class E>
-Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, AttachKernels attach) {
+Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, AttachKernels attach = nullptr) {
   if constexpr (!tessel::detail::depth_ok<E>) {
     static Plan const none;  // not reached: too deep an expression does not compile (node.hpp)
     return none;
@@ -153,7 +153,10 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, Attach
     for (auto const& entry : entries) {
       CompareSink cmp{entry->words};
       full_signature(e, out, cmp);
-      if (cmp.matches()) return entry->plan;
+      if (cmp.matches()) {
+        if (attach && !entry->plan.kernels_attached) attach(entry->plan);
+        return entry->plan;
+      }
     }
     auto entry = std::make_unique<CacheEntry>();
     RecordSink rec{entry->words};
@@ -161,7 +164,7 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, Attach
     Graph g;
     describe(e, g);
     entry->plan = make_plan(std::move(g), out, cost_model());
-    attach(entry->plan);
+    if (attach) attach(entry->plan);
     entries.push_back(std::move(entry));
     return entries.back()->plan;
   }

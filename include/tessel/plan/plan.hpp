@@ -104,6 +104,9 @@ struct Plan {
   // For each node, the node whose value slot holds its value: itself, the node it shares a value
   // with (NodePlan::same_as), or a constraint's operand when nothing is resharded.
   std::vector<int> slot;
+  // Whether the fused and reduce steps have their kernels (Step::run): made on the first eval of
+  // the plan, not by explain or plan_of, so an expression only explained instantiates no kernel.
+  bool kernels_attached = false;
 
   [[nodiscard]] int count(StepKind kind) const {
     int n = 0;

@@ -12,10 +12,10 @@
 
 namespace tessel {
 
-// The plan for e (and the requested output sharding), with its kernels.
+// The plan for e (and the requested output sharding).
 template <Expression E>
 plan::Plan const& plan_of(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
-  return plan::plan_for(e, out, &detail::attach_kernels<E>);
+  return plan::plan_for(e, out);
 }
 
 // Evaluates an expression now, with the planned sharding or the one requested.
@@ -25,7 +25,7 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
   if constexpr (!detail::depth_ok<E>) {
     return Tensor<expr_value_t<E>>(nullptr);  // not reached: too deep an expression does not compile (node.hpp)
   } else {
-    auto const& plan = plan_of(e, out);
+    auto const& plan = plan::plan_for(e, out, &detail::attach_kernels<E>);
     detail::RunState state(plan.graph.size());
     detail::bind_inputs(e, 0, state);
     return Tensor<expr_value_t<E>>(detail::execute(plan, state));
