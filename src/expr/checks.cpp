@@ -177,13 +177,11 @@ Shape dot_shape(Shape const& lhs, Shape const& rhs, DotDims const& dims) {
                               "has size {}",
                               dims.lhs_batch[i], to_string(lhs), lhs[dims.lhs_batch[i]], dims.rhs_batch[i],
                               to_string(rhs), rhs[dims.rhs_batch[i]]));
-  auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+  DotMapping const map = dot_mapping(dims, lhs.size(), rhs.size());
   Shape out;
   for (auto d : dims.lhs_batch) out.push_back(lhs[d]);
-  for (std::size_t d = 0; d < lhs.size(); ++d)
-    if (!in(dims.lhs_batch, d) && !in(dims.lhs_contract, d)) out.push_back(lhs[d]);
-  for (std::size_t d = 0; d < rhs.size(); ++d)
-    if (!in(dims.rhs_batch, d) && !in(dims.rhs_contract, d)) out.push_back(rhs[d]);
+  for (auto d : map.lhs_free) out.push_back(lhs[d]);
+  for (auto d : map.rhs_free) out.push_back(rhs[d]);
   return out;
 }
 

@@ -97,7 +97,7 @@ std::uint64_t Plan::fingerprint() const {
     if (st.to) sharding_signature(*st.to, graph[static_cast<std::size_t>(st.node)].shape, h);
     for (auto a : st.axes) h.word(a);
     h.word(static_cast<std::uint64_t>(st.combine));
-    h.word(std::bit_cast<std::uint64_t>(st.divide_by));
+    h.word(std::bit_cast<std::uint64_t>(st.divide_by.value_or(-1.0)));
   }
   return h.h;
 }

@@ -198,7 +198,7 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       } else {
         result = complete_reduce(operands[0], step.kind, *step.to, step.axes, step.combine);
       }
-      if (step.divide_by > 0) divide_in_place(*result, step.divide_by, step.label.c_str());
+      if (step.divide_by) divide_in_place(*result, *step.divide_by, step.label.c_str());
       ++(step.kind == plan::StepKind::all_reduce ? counts.all_reduces : counts.reduce_scatters);
       return;
     case plan::StepKind::scan_carry: {

@@ -65,18 +65,16 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, T const* b
 
 template <class T>
 void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
-  auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
   Shape ls = lhs.sharding.shard_shape(lhs.shape), rs = rhs.sharding.shard_shape(rhs.shape);
+  DotMapping const map = dot_mapping(dims, ls.size(), rs.size());
   Order lorder, rorder;
   std::int64_t batch = 1, m = 1, n = 1, k = 1;
   for (auto d : dims.lhs_batch) lorder.push_back(d), batch *= ls[d];
-  for (std::size_t d = 0; d < ls.size(); ++d)
-    if (!in(dims.lhs_batch, d) && !in(dims.lhs_contract, d)) lorder.push_back(static_cast<std::uint8_t>(d)), m *= ls[d];
+  for (auto d : map.lhs_free) lorder.push_back(d), m *= ls[d];
   for (auto d : dims.lhs_contract) lorder.push_back(d), k *= ls[d];
   for (auto d : dims.rhs_batch) rorder.push_back(d);
   for (auto d : dims.rhs_contract) rorder.push_back(d);
-  for (std::size_t d = 0; d < rs.size(); ++d)
-    if (!in(dims.rhs_batch, d) && !in(dims.rhs_contract, d)) rorder.push_back(static_cast<std::uint8_t>(d)), n *= rs[d];
+  for (auto d : map.rhs_free) rorder.push_back(d), n *= rs[d];
 
   // The CBLAS interface takes int sizes: a larger per-device GEMM would be silently truncated.
   constexpr std::int64_t blas_max = std::numeric_limits<int>::max();

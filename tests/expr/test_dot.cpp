@@ -173,3 +173,22 @@ TEST_CASE("bad dots fail naming dimensions and sizes", "[expr][dot][error]") {
   CHECK_THROWS_WITH(eval(a.matmul(c), NamedSharding(mesh, P(None, "x"))),
                     ContainsSubstring("dimension 1 of shape (16, 6) has size 6, which is not divisible by mesh axes 'x' (8)"));
 }
+
+TEST_CASE("dot_mapping classifies each operand dimension once, at compile time too", "[expr][dot]") {
+  DotDims d;
+  d.lhs_batch.push_back(0);
+  d.rhs_batch.push_back(0);
+  d.lhs_contract.push_back(2);
+  d.rhs_contract.push_back(1);
+  constexpr auto check = [] {
+    DotDims c;
+    c.lhs_contract.push_back(1);
+    c.rhs_contract.push_back(0);
+    auto m = dot_mapping(c, 2, 2);
+    return m.lhs_free.size() == 1 && m.lhs_free[0] == 0 && m.rhs_free.size() == 1 && m.rhs_free[0] == 1;
+  }();
+  STATIC_REQUIRE(check);
+  auto m = dot_mapping(d, 4, 3);  // lhs (b, m1, k, m2), rhs (b, k, n)
+  CHECK(m.lhs_free == FixedVector<std::uint8_t, max_rank>{1, 3});
+  CHECK(m.rhs_free == FixedVector<std::uint8_t, max_rank>{2});
+}

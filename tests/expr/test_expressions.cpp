@@ -319,3 +319,14 @@ TEST_CASE("bad expressions fail while being built, naming shapes, axes and meshe
   CHECK_THROWS_WITH(eval(e + 1, NamedSharding(mesh2, P("a", "b"))),
                     "P('a', 'b') has 2 entries but the tensor of shape (8,) has rank 1");
 }
+
+TEST_CASE("a mean over an empty sharded axis is NaN, as on one device (fuzz finding F4)", "[expr][reduce]") {
+  for (auto const& mesh : {make_mesh({1}, {"mp"}, {5}), make_mesh({8}, {"x"})}) {
+    INFO(to_string(mesh));
+    auto a = device_put(std::vector<float>{}, Shape{0, 1, 3}, NamedSharding(mesh, P(mesh.axes().name(0))));
+    auto m = eval(mean(a, {}, true)).to_host();
+    REQUIRE(m.size() == 1);
+    CHECK(std::isnan(m[0]));
+    for (float v : eval(mean(a, 0)).to_host()) CHECK(std::isnan(v));
+  }
+}

@@ -14,6 +14,27 @@ struct DotDims {
   FixedVector<std::uint8_t, max_rank> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
 };
 
+// Every dimension of a dot's operands in its role (XLA's DotConvDimsMapping): batch and
+// contracting from the dimension numbers, free (neither), in order. The result's dimensions are
+// the batch dimensions, then lhs_free, then rhs_free. Computed once here for the shape check,
+// the sharding rule and the local GEMM.
+struct DotMapping {
+  FixedVector<std::uint8_t, max_rank> lhs_free, rhs_free;
+};
+constexpr DotMapping dot_mapping(DotDims const& dims, std::size_t lhs_rank, std::size_t rhs_rank) {
+  auto free_of = [](auto const& batch, auto const& contract, std::size_t rank) {
+    FixedVector<std::uint8_t, max_rank> out;
+    for (std::size_t d = 0; d < rank; ++d) {
+      bool bound = false;
+      for (auto b : batch) bound = bound || b == d;
+      for (auto c : contract) bound = bound || c == d;
+      if (!bound) out.push_back(static_cast<std::uint8_t>(d));
+    }
+    return out;
+  };
+  return {free_of(dims.lhs_batch, dims.lhs_contract, lhs_rank), free_of(dims.rhs_batch, dims.rhs_contract, rhs_rank)};
+}
+
 struct Dot {
   static constexpr NodeKind kind = NodeKind::dot;
   struct Data {

@@ -91,7 +91,7 @@ struct Step {
   std::optional<NamedSharding> to;
   FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives and scan carries: the mesh axes of their groups
   ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
-  double divide_by = 0;                           // a mean's count, divided after its collective
+  std::optional<double> divide_by;                // a mean's count (0 too: 0 / 0 is NaN), divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
   bool with_index = false;                        // an argmax's all-reduce: values, then indices
   KernelFn run = nullptr;                         // fused and reduce kernels

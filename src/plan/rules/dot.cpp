@@ -30,12 +30,9 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
   Mesh const& mesh = sl.mesh().num_devices() >= sr.mesh().num_devices() ? sl.mesh() : sr.mesh();
   auto axes_of = [&](NamedSharding const& s, std::size_t d) { return s.mesh() == mesh ? s.layout().dim_axes(d) : AxisList{}; };
   DotDims const& dd = n.dot;
-  auto in = [](auto const& list, std::size_t d) { return std::find(list.begin(), list.end(), d) != list.end(); };
-  FixedVector<std::uint8_t, max_rank> lfree, rfree;
-  for (std::size_t d = 0; d < L.shape.size(); ++d)
-    if (!in(dd.lhs_batch, d) && !in(dd.lhs_contract, d)) lfree.push_back(static_cast<std::uint8_t>(d));
-  for (std::size_t d = 0; d < R.shape.size(); ++d)
-    if (!in(dd.rhs_batch, d) && !in(dd.rhs_contract, d)) rfree.push_back(static_cast<std::uint8_t>(d));
+  DotMapping const map = dot_mapping(dd, L.shape.size(), R.shape.size());
+  auto const& lfree = map.lhs_free;
+  auto const& rfree = map.rhs_free;
 
   struct Factors {
     FixedVector<AxisList, max_rank> batch, contract, m, n;
