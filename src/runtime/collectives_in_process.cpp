@@ -37,17 +37,6 @@ struct Pointers {
   int n;
 };
 
-template <ReduceOp Op>
-struct Combine {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static T apply(T a, T b) {
-    // The kernels' own combines (expr/xla_scalar.hpp): integers wrap, max/min propagate NaN.
-    if constexpr (Op == ReduceOp::sum) return xla::add(a, b);
-    else if constexpr (Op == ReduceOp::prod) return xla::mul(a, b);
-    else if constexpr (Op == ReduceOp::max) return xla::max(a, b);
-    else return xla::min(a, b);
-  }
-};
 
 // acc[e] (= the first source's element when `first`) combined with sources p[0..K) in order, for
 // e < len at offset `off`. All K sources are read in one pass, so a thread keeps K memory streams
@@ -60,13 +49,13 @@ KOKKOS_INLINE_FUNCTION void accumulate(T* KOKKOS_RESTRICT acc, T const* const* p
   if (first) {
     for (std::int64_t e = 0; e < len; ++e) {
       T a = q[0][e];
-      for (int j = 1; j < K; ++j) a = Combine<Op>::apply(a, q[j][e]);
+      for (int j = 1; j < K; ++j) a = xla::combine<Op>(a, q[j][e]);
       acc[e] = a;
     }
   } else {
     for (std::int64_t e = 0; e < len; ++e) {
       T a = acc[e];
-      for (int j = 0; j < K; ++j) a = Combine<Op>::apply(a, q[j][e]);
+      for (int j = 0; j < K; ++j) a = xla::combine<Op>(a, q[j][e]);
       acc[e] = a;
     }
   }
@@ -254,25 +243,6 @@ class CopyBatch {
   std::int64_t items_ = 0;
 };
 
-template <class F>
-void with_type(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::float32: f(float{}); break;
-    case DType::float64: f(double{}); break;
-    case DType::int32: f(std::int32_t{}); break;
-  }
-}
-
-template <class F>
-void with_op(ReduceOp op, F&& f) {
-  switch (op) {
-    case ReduceOp::sum: f.template operator()<ReduceOp::sum>(); break;
-    case ReduceOp::prod: f.template operator()<ReduceOp::prod>(); break;
-    case ReduceOp::max: f.template operator()<ReduceOp::max>(); break;
-    case ReduceOp::min: f.template operator()<ReduceOp::min>(); break;
-  }
-}
-
 // ---- argument checks: all before any buffer is touched ----
 
 void check_devices(std::span<GroupMember const> group) {
@@ -331,12 +301,12 @@ class InProcess final : public Collectives {
     // one kernel does every slice (the devices share one thread pool).
     detail::RunPlan p = detail::plan_runs(held, held, held);
     std::int64_t items = num_items(p);
-    with_type(dtype, [&]<class T>(T) {
+    visit(dtype, [&]<class T>(T) {
       auto src = inputs<T>(group);
       Pointers<T> dst{};
       dst.n = static_cast<int>(group.size());
       for (std::size_t k = 0; k < group.size(); ++k) dst.ptr[k] = reinterpret_cast<T*>(group[k].out);
-      with_op(op, [&]<ReduceOp Op>() {
+      visit(op, [&]<ReduceOp Op>() {
         if constexpr (host_backend) {
           combine_runs<T, Op>(device(group[0].device).exec, src, dst, p, 0, items);  // one thread pool
         } else {
@@ -362,9 +332,9 @@ class InProcess final : public Collectives {
                                 to_string(held)));
     if (group.empty()) return;
     fence_all_devices();
-    with_type(dtype, [&]<class T>(T) {
+    visit(dtype, [&]<class T>(T) {
       auto src = inputs<T>(group);
-      with_op(op, [&]<ReduceOp Op>() {
+      visit(op, [&]<ReduceOp Op>() {
         for (std::size_t k = 0; k < group.size(); ++k) {
           if (pieces[k].empty()) continue;
           Pointers<T> dst{};

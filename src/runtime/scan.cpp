@@ -27,16 +27,6 @@ Lines lines_of(Shape const& local, std::size_t axis) {
   return l;
 }
 
-template <class T>
-KOKKOS_INLINE_FUNCTION T combine(ReduceOp op, T a, T b) {
-  switch (op) {
-    case ReduceOp::sum: return xla::add(a, b);
-    case ReduceOp::prod: return xla::mul(a, b);
-    case ReduceOp::max: return xla::max(a, b);
-    case ReduceOp::min: return xla::min(a, b);
-  }
-  return a;
-}
 
 
 }  // namespace
@@ -56,7 +46,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
                        T acc = T(0);
                        for (std::int64_t t = 0; t < l.length; ++t) {
                          std::int64_t at = (o * l.length + t) * l.inner + i;
-                         acc = combine(ReduceOp::sum, acc, src[at]);
+                         acc = xla::combine<ReduceOp::sum>(acc, src[at]);
                          dst[at] = acc;
                        }
                      });
@@ -83,26 +73,29 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
     key.push_back(replicas[whole]++);
     chains[key].push_back(pos);
   }
+  for (auto& [key, members] : chains)
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return t.shards[a].index[axis].start < t.shards[b].index[axis].start;
+    });
   visit(t.dtype, [&](auto tag) {
     using T = decltype(tag);
-    for (auto& [key, members] : chains) {
-      std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-        return t.shards[a].index[axis].start < t.shards[b].index[axis].start;
-      });
-      for (std::size_t k = 1; k < members.size(); ++k) {
-        auto const& prev = t.shards[members[k - 1]];
-        auto& cur = t.shards[members[k]];
-        T const* before = reinterpret_cast<T const*>(prev.bytes.data());
-        T* block = reinterpret_cast<T*>(cur.bytes.data());
-        // Each block waits for the one before it: the carry runs down the axis in order.
-        fence_all_devices();
-        for_each_index(device(cur.device).exec, label, l.outer * l.length * l.inner, l.outer * l.length * l.inner,
-                       KOKKOS_LAMBDA(std::int64_t f) {
-                         std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-                         block[f] = combine(op, before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
-                       });
+    visit(op, [&]<ReduceOp Op>() {
+      for (auto const& chain : chains) {
+        auto const& members = chain.second;
+        for (std::size_t k = 1; k < members.size(); ++k) {
+          T const* before = reinterpret_cast<T const*>(t.shards[members[k - 1]].bytes.data());
+          auto& cur = t.shards[members[k]];
+          T* block = reinterpret_cast<T*>(cur.bytes.data());
+          // Each block waits for the one before it: the carry runs down the axis in order.
+          fence_all_devices();
+          for_each_index(device(cur.device).exec, label, l.outer * l.length * l.inner, l.outer * l.length * l.inner,
+                         KOKKOS_LAMBDA(std::int64_t f) {
+                           std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
+                           block[f] = xla::combine<Op>(before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
+                         });
+        }
       }
-    }
+    });
   });
   fence_all_devices();
 }

@@ -18,4 +18,17 @@ constexpr char const* name(ReduceOp op) {
   return "?";
 }
 
+// Calls f.template operator()<Op>() with `op` as a template argument: how type-erased code runs
+// a kernel instantiated for the combine.
+template <class F>
+constexpr decltype(auto) visit(ReduceOp op, F&& f) {
+  switch (op) {
+    case ReduceOp::sum: return f.template operator()<ReduceOp::sum>();
+    case ReduceOp::prod: return f.template operator()<ReduceOp::prod>();
+    case ReduceOp::max: return f.template operator()<ReduceOp::max>();
+    case ReduceOp::min: break;
+  }
+  return f.template operator()<ReduceOp::min>();
+}
+
 }  // namespace tessel

@@ -10,6 +10,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "tessel/core/reduce_op.hpp"
+
 namespace tessel::xla {
 
 template <class T>
@@ -173,6 +175,15 @@ KOKKOS_FORCEINLINE_FUNCTION To convert(From x) {
   } else {
     return static_cast<To>(x);
   }
+}
+
+// The combine of a reduction op, as the kernels and the collectives both apply it.
+template <ReduceOp Op, class T>
+KOKKOS_FORCEINLINE_FUNCTION T combine(T a, T b) {
+  if constexpr (Op == ReduceOp::sum) return add(a, b);
+  else if constexpr (Op == ReduceOp::prod) return mul(a, b);
+  else if constexpr (Op == ReduceOp::max) return max(a, b);
+  else return min(a, b);
 }
 
 }  // namespace tessel::xla
