@@ -731,6 +731,18 @@ class Gen {
   void note_axes(std::vector<int> const& list, bool all, bool keepdims) {
     ::note(std::format("axes {}{}", all ? std::string("all") : list_text(list), keepdims ? ", keepdims" : ""));
   }
+  // Reduction axes and keepdims, drawn (axes first) and noted.
+  struct Reduction {
+    Axes axes;
+    bool keepdims;
+  };
+  Reduction reduction(int rank) {
+    bool all = false;
+    auto list = axes_list(rank, all);
+    bool keep = one_in(2);
+    note_axes(list, all, keep);
+    return {axes_of(list, all), keep};
+  }
   // JAX refuses this program; tessel must too.
   void refused_by_jax(std::string const& why) { jax_refuses_ = why; }
 
@@ -1028,11 +1040,7 @@ void run_case(Gen& g, int which) {
       if (which == 17 || which == 18) g.zero_sign_unchecked();      // K9
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       if (which == 16) g.check("sum(a, axes, keepdims)", Cmp::exact, [&](Side const& s) { return sum(*s.a, ax, keep); });
       if (which == 17) g.check("max(a, axes, keepdims)", Cmp::exact, [&](Side const& s) { return max(*s.a, ax, keep); });
       if (which == 18) g.check("min(a, axes, keepdims)", Cmp::exact, [&](Side const& s) { return min(*s.a, ax, keep); });
@@ -1042,11 +1050,7 @@ void run_case(Gen& g, int which) {
     case 20: {
       Shape sa = g.shape();
       g.input_i('a', sa, false);
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       g.check("sum(ia, axes, keepdims)", Cmp::exact, [&](Side const& s) { return sum(*s.ia, ax, keep); });
     } break;
     case 21: {
@@ -1061,11 +1065,7 @@ void run_case(Gen& g, int which) {
       Shape sa = g.shape();
       g.input_f('a', sa, no_wild);
       g.input_f('b', g.broadcastable(sa), no_wild);
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       g.abs_bound(8.0 * static_cast<double>(std::max<std::int64_t>(sa.num_elements(), 1)));
       g.check("sum(tanh(a) * b, axes, keepdims)", Cmp::tol, [&](Side const& s) { return sum(tanh(*s.a) * *s.b, ax, keep); });
     } break;
@@ -1091,11 +1091,7 @@ void run_case(Gen& g, int which) {
       Shape sa = small_shape(g);
       g.zero_sign_unchecked();  // K9
       g.input_f('a', sa, Allowed::pow2);
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       g.check("prod(a, axes, keepdims)", Cmp::exact, [&](Side const& s) { return prod(*s.a, ax, keep); });
     } break;
     case 26: {
@@ -1262,11 +1258,7 @@ void run_case(Gen& g, int which) {
     case 43: {
       Shape sa = g.shape();
       g.input_i('a', sa, g.one_in(4));
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       // Over an empty axis max and min give their identities (INT_MIN, INT_MAX): halves do not overflow.
       g.check("max(ia, axes, keepdims) / 2 - min(ia, axes, keepdims) / 2", Cmp::exact,
               [&](Side const& s) { return max(*s.ia, ax, keep) / 2 - min(*s.ia, ax, keep) / 2; });
@@ -1305,11 +1297,7 @@ void run_case(Gen& g, int which) {
       g.input_f('a', sa, no_wild);
       if (g.one_in(4)) g.alias_b_to_a();
       else g.input_f('b', g.broadcastable(sa), no_wild);
-      bool all = false;
-      auto list = g.axes_list(sa.rank(), all);
-      bool keep = g.one_in(2);
-      Axes ax = axes_of(list, all);
-      g.note_axes(list, all, keep);
+      auto [ax, keep] = g.reduction(sa.rank());
       g.abs_bound(64.0 * static_cast<double>(std::max<std::int64_t>(sa.num_elements(), 1)));
       g.check("sum(a * b, axes, keepdims)", Cmp::tol, [&](Side const& s) { return sum(*s.a * *s.b, ax, keep); });
     } break;
