@@ -10,12 +10,6 @@ double block_bytes(NamedSharding const& s, Shape const& shape, std::size_t eleme
   return static_cast<double>(s.shard_shape(shape).num_elements()) * static_cast<double>(element_bytes);
 }
 
-int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
-  int n = 1;
-  for (auto a : axes) n *= mesh.size(a);
-  return n;
-}
-
 // Different meshes (shape or device order): compare each device's new block with what it and the
 // others hold.
 std::vector<ReshardStep> between_meshes(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
@@ -62,6 +56,12 @@ std::string axes_text(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
 }
 
 }  // namespace
+
+int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
+  int n = 1;
+  for (auto a : axes) n *= mesh.size(a);
+  return n;
+}
 
 char const* name(ReshardKind kind) {
   switch (kind) {

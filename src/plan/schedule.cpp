@@ -131,8 +131,7 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
   // The combining op: the graph's (a dot's partial products and a mean's partial sums are summed).
   ReduceOp op = n.combine;
   double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
-  int group = 1;
-  for (auto a : p.collective_axes) group *= p.partial->mesh().axes().size(a);
+  int group = group_size(p.partial->mesh().axes(), p.collective_axes);
   Mesh const& mesh = p.partial->mesh();
   bool all_reduce = p.collective == Collective::all_reduce;
   double us = all_reduce ? model.all_reduce_us(bytes, group) : model.reduce_scatter_us(bytes, group);

@@ -161,4 +161,7 @@ std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes
 std::string to_string(std::span<ReshardStep const> steps);
 std::string describe(ReshardStep const& step);
 
+// Devices in each group of a collective over `axes`: the product of their sizes.
+int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes);
+
 }  // namespace tessel::plan

@@ -38,8 +38,7 @@ class ArgReduceRules final : public OpRules {
           std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)})
         .kernel = KernelKind::arg_reduce;
     if (p.collective != Collective::none) {
-      int group = 1;
-      for (auto a : p.collective_axes) group *= mesh.axes().size(a);
+      int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
       double bytes = count * static_cast<double>(s.node(c).dtype_bytes + 4);
       double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +

@@ -103,8 +103,7 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
                 sharding_from_axes(mesh, odims), k_axes, 0};
     c.cost = p.reshard_cost(n.children[0], c.lhs) + p.reshard_cost(n.children[1], c.rhs);
     double out_bytes = static_cast<double>(c.partial.shard_shape(n.shape).num_elements() * n.dtype_bytes);
-    int group = 1;
-    for (auto a : k_axes) group *= mesh.axes().size(a);
+    int group = group_size(mesh.axes(), k_axes);
     if (!k_axes.empty() && req && Planner::scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
       c.cost += p.model.reduce_scatter_us(out_bytes, group);
       c.after = *req;

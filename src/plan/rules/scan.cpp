@@ -34,8 +34,7 @@ class ScanRules final : public OpRules {
         .kernel = KernelKind::scan;
     auto axes = out.layout().dim_axes(n.axis);
     if (axes.empty()) return;
-    int group = 1;
-    for (auto a : axes) group *= mesh.axes().size(a);
+    int group = group_size(mesh.axes(), axes);
     // Each block reads one slice (the last along the axis) of the block before it; priced as the
     // collective-permute it amounts to, once per block down the axis.
     Shape slice = out.shard_shape(n.shape);
