@@ -18,13 +18,7 @@ void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
   auto same_node = [&](std::size_t i, std::size_t j) {
     GraphNode const& a = g[i];
     GraphNode const& b = g[j];
-    if (a.kind != b.kind || std::string_view(a.op) != b.op || std::string_view(a.dtype) != b.dtype || !(a.shape == b.shape) ||
-        a.children.size() != b.children.size() || !(a.axes == b.axes) || a.keepdims != b.keepdims || !(a.view == b.view) ||
-        a.axis != b.axis || a.sharding != b.sharding)
-      return false;
-    if (!(a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
-          a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch))
-      return false;
+    if (!same_attributes(a, b)) return false;
     for (std::size_t k = 0; k < a.children.size(); ++k)
       if (canon[static_cast<std::size_t>(a.children[k])] != canon[static_cast<std::size_t>(b.children[k])]) return false;
     return true;

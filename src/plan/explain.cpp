@@ -79,6 +79,7 @@ std::uint64_t Plan::fingerprint() const {
   };
   h.word(graph.size());
   for (auto const& n : graph) {
+    h.word(static_cast<std::uint64_t>(n.kind));
     text(n.op);
     text(n.dtype);
     for (auto d : n.shape) h.word(static_cast<std::uint64_t>(d));
@@ -88,7 +89,6 @@ std::uint64_t Plan::fingerprint() const {
     if (nodes[i].out) sharding_signature(*nodes[i].out, graph[i].shape, h);
   for (auto const& st : steps) {
     h.word(static_cast<std::uint64_t>(st.kind));
-    h.word(static_cast<std::uint64_t>(st.kernel));
     h.word(static_cast<std::uint64_t>(st.node));
     for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
     h.word(0xfff1);

@@ -133,10 +133,10 @@ struct Scheduler {
   void fused_kernel(int i, char const* what) {
     Region r;
     region(i, r);
-    kernel_step(i, KernelKind::fused, r, what, "fused");
+    kernel_step(i, r, what, "fused");
   }
   // The kernel step of a region rooted at i.
-  void kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind);
+  void kernel_step(int i, Region const& r, std::string const& what, char const* label_kind);
   // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
   void collective_steps(int i, std::string const& cause);
   // After a node's own steps: the reshard of its result to its plan's out, if planned.
@@ -164,18 +164,16 @@ class OpRules {
 // The rules of a node kind (src/plan/rules/registry.cpp).
 OpRules const& rules_for(NodeKind kind);
 
-// Each family's rules (src/plan/rules/<family>.cpp).
-OpRules const& tensor_rules();
-OpRules const& scalar_rules();
-OpRules const& elementwise_rules();
-OpRules const& reduce_rules();
-OpRules const& constraint_rules();
-OpRules const& dot_rules();
-OpRules const& view_rules();
-OpRules const& concatenate_rules();
-OpRules const& iota_rules();
-OpRules const& scan_rules();
-OpRules const& gather_rules();
-OpRules const& arg_reduce_rules();
+// Each kind's rules, NAME_rules() (src/plan/rules/<family>.cpp; expr/op_list.hpp lists the kinds).
+#define TESSEL_DECLARE_RULES(name, how) OpRules const& name##_rules();
+TESSEL_OPS(TESSEL_DECLARE_RULES)
+#undef TESSEL_DECLARE_RULES
+
+// Defines NAME_rules() as one instance of Rules (each rules file ends with this).
+#define TESSEL_RULES(name, Rules)   \
+  OpRules const& name##_rules() {   \
+    static Rules const instance;    \
+    return instance;                \
+  }
 
 }  // namespace tessel::plan

@@ -112,16 +112,14 @@ void Scheduler::operand(int c) {
   else materialize(c);
 }
 
-void Scheduler::kernel_step(int i, KernelKind kernel, Region const& r, std::string const& what, char const* label_kind) {
+void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* label_kind) {
   NodePlan const& p = at(i);
   auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
   auto count = r.ops.size();
-  Step& step = add(StepKind::kernel, i, s.mesh().num_devices(),
-                   std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
-                               to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s",
-                               joined(r.ops, ", ")),
-                   std::format("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
-  step.kernel = kernel;
+  add(StepKind::kernel, i, s.mesh().num_devices(),
+      std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
+                  to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s", joined(r.ops, ", ")),
+      std::format("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
 }
 
 void Scheduler::collective_steps(int i, std::string const& cause) {

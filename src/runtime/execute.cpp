@@ -8,15 +8,13 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 
 #include "tessel/core/error.hpp"
-#include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/arg_reduce.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device_groups.hpp"
-#include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
-#include "tessel/runtime/arg_reduce.hpp"
-#include "tessel/runtime/gather.hpp"
 #include "tessel/runtime/scan.hpp"
+#include "kernels/kernel.hpp"
 
 namespace tessel {
 
@@ -34,49 +32,6 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
   for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
     out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
   return out;
-}
-
-// Copies the operands' shards side by side along `axis` into out's (all share out's sharding).
-void concat_shards(std::vector<ImplPtr> const& parts, std::size_t axis, TensorImpl& out) {
-  Shape out_local = out.sharding.shard_shape(out.shape);
-  Box dst_box = Box::whole(out_local);
-  std::size_t element = size_of(out.dtype);
-  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
-    auto const& exec = device(out.shards[pos].device).exec;
-    std::int64_t at = 0;
-    for (auto const& part : parts) {
-      Box src_box = Box::whole(part->sharding.shard_shape(part->shape));
-      std::int64_t length = src_box[axis].size();
-      src_box[axis] = {at, at + length};
-      copy_region(exec, part->shards[pos].bytes.data(), src_box, out.shards[pos].bytes.data(), dst_box, src_box,
-                  element);
-      at += length;
-    }
-  }
-  fence_all_devices();
-}
-
-// A transpose or slice made into a tensor of the view's own sharding.
-template <class T>
-ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const& in) {
-  auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-  NamedSharding const& own = *plan.nodes[static_cast<std::size_t>(step.node)].after_collective;
-  auto out = TensorImpl::allocate(n.shape, in->dtype, own);
-  Shape local = own.shard_shape(n.shape);
-  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
-    Space space = make_space(local, nullptr);
-    LeafEval<T> l = view_leaf<T>(n.view, in, static_cast<int>(pos), local, local, space);
-    collapse(space, {l.stride});
-    auto* o = reinterpret_cast<T*>(out->shards[pos].bytes.data());
-    launch_elementwise<false>(device(out->shards[pos].device).exec, step.label.c_str(), l, o, space, false,
-                              unit_rows(space, {l.stride}));
-  }
-  fence_all_devices();
-  return out;
-}
-
-ImplPtr view_copy(plan::Plan const& plan, plan::Step const& step, ImplPtr const& in) {
-  return visit(in->dtype, [&](auto t) { return view_copy<decltype(t)>(plan, step, in); });
 }
 
 // An all-reduce (or reduce-scatter, landing on `to`) of `partial` over the groups of `axes`.
@@ -127,54 +82,6 @@ void count_collective(std::optional<plan::ReshardKind> const& kind) {
   else if (kind == plan::ReshardKind::collective_permute) ++execution_counts().permutes;
 }
 
-ImplPtr run_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state,
-                   std::vector<ImplPtr> const& operands) {
-  switch (step.kernel) {
-    case plan::KernelKind::fused:
-    case plan::KernelKind::reduce:
-      if (!step.run) throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
-      step.run(plan, step, state);
-      return state.values[static_cast<std::size_t>(step.node)];
-    case plan::KernelKind::view_copy: return view_copy(plan, step, operands[0]);
-    case plan::KernelKind::gemm: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      auto partial = TensorImpl::allocate(n.shape, operands[0]->dtype,
-                                          *plan.nodes[static_cast<std::size_t>(step.node)].partial);
-      local_dot(*operands[0], *operands[1], n.dot, *partial);
-      return partial;
-    }
-    case plan::KernelKind::concatenate: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      auto out = TensorImpl::allocate(n.shape, operands[0]->dtype,
-                                      *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
-      concat_shards(operands, n.axis, *out);
-      return out;
-    }
-    case plan::KernelKind::scan: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      return local_scan(*operands[0], n.axis, n.combine, step.label.c_str());
-    }
-    case plan::KernelKind::gather: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      auto out = TensorImpl::allocate(n.shape, operands[0]->dtype,
-                                      *plan.nodes[static_cast<std::size_t>(step.node)].partial);
-      gather_blocks(*operands[0], *operands[1], n.axis, *out, step.label.c_str());
-      return out;
-    }
-    case plan::KernelKind::arg_reduce: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      NamedSharding const& partial = *plan.nodes[static_cast<std::size_t>(step.node)].partial;
-      auto index = TensorImpl::allocate(n.shape, DType::int32, partial);
-      auto value = TensorImpl::allocate(n.shape, operands[0]->dtype, partial);
-      arg_reduce_blocks(*operands[0], n.axes, n.combine == ReduceOp::max, *index, *value, step.label.c_str());
-      state.second[static_cast<std::size_t>(step.node)] = value;
-      return index;
-    }
-    case plan::KernelKind::none: break;
-  }
-  throw Error(std::format("tessel: internal error: step '{}' is a kernel of no kind", step.label));
-}
-
 void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   std::vector<ImplPtr> operands;
   operands.reserve(step.operands.size());
@@ -183,7 +90,8 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   auto& counts = execution_counts();
   switch (step.kind) {
     case plan::StepKind::kernel:
-      result = run_kernel(plan, step, state, operands);
+      if (!step.run) throw Error(std::format("tessel: internal error: no kernel attached to step '{}'", step.label));
+      step.run(plan, step, state);
       ++counts.kernels;
       return;
     case plan::StepKind::all_reduce:
@@ -252,27 +160,24 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
       if (!same_value(plan, state, x.children[k], y.children[k])) return false;
     return true;
   };
+  // Leaves: the same bound value. Nodes of fused regions (and a constraint, which moves its
+  // operand's value): the same attributes and operands. Other boundaries are not worth comparing.
   switch (x.kind) {
     case NodeKind::tensor: return state.inputs[ia] == state.inputs[ib];
     case NodeKind::scalar: return state.scalars[ia] == state.scalars[ib];
-    case NodeKind::elementwise: return std::string_view(x.op) == y.op && children_alike();
-    case NodeKind::reduce: return x.axes == y.axes && x.keepdims == y.keepdims && children_alike();
-    case NodeKind::constraint: return x.sharding == y.sharding && children_alike();
-    case NodeKind::iota: return x.shape == y.shape && x.axis == y.axis;
-    case NodeKind::scan:
-    case NodeKind::gather:
-    case NodeKind::argreduce: return false;  // boundaries
-    case NodeKind::dot:
-    case NodeKind::view:
-    case NodeKind::concatenate: return false;  // other boundaries: not worth comparing
+    default: break;
   }
-  return false;
+  if (computed(x.kind) == Computed::kernel) return false;
+  return plan::same_attributes(x, y) && children_alike();
 }
 
-void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& table) {
-  for (auto& step : plan.steps)
-    if (step.kernel == plan::KernelKind::fused || step.kernel == plan::KernelKind::reduce)
-      step.run = table[static_cast<std::size_t>(step.node)];
+void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& regions) {
+  for (auto& step : plan.steps) {
+    if (step.kind != plan::StepKind::kernel) continue;
+    NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;
+    step.run = computed(kind) == Computed::kernel ? kernel_for(kind) : regions[static_cast<std::size_t>(step.node)];
+    if (!step.run) throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
+  }
   plan.kernels_attached = true;
 }
 

@@ -11,12 +11,13 @@
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/concept.hpp"
+#include "tessel/expr/op_list.hpp"
 #include "tessel/expr/promote.hpp"
 #include "tessel/runtime/tensor.hpp"
 
 namespace tessel {
 
-enum class NodeKind : std::uint8_t { tensor, scalar, elementwise, reduce, constraint, dot, view, concatenate, iota, scan, gather, argreduce };
+// NodeKind: expr/op_list.hpp.
 
 // Every node type records its subtree's node count and depth (the longest path from it to a leaf,
 // in nodes) in a member alias, `subtree`. A member alias's arguments are worked out when the class

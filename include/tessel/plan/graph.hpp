@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <tuple>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,16 @@ struct GraphNode {
 };
 
 inline constexpr int max_aliased_leaves = 32;
+
+// Whether two nodes are the same op with the same attributes and result (their operands aside):
+// what CSE and the run-time row cache both ask.
+inline bool same_attributes(GraphNode const& a, GraphNode const& b) {
+  return a.kind == b.kind && std::string_view(a.op) == b.op && std::string_view(a.dtype) == b.dtype &&
+         a.shape == b.shape && a.children.size() == b.children.size() && a.axes == b.axes &&
+         a.keepdims == b.keepdims && a.view == b.view && a.axis == b.axis && a.sharding == b.sharding &&
+         a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
+         a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch;
+}
 
 using Graph = std::vector<GraphNode>;
 

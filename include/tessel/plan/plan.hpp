@@ -48,18 +48,6 @@ enum class StepKind : std::uint8_t {
   view,       // a reshape that reinterprets each device's block: no kernel, no data moved
   scan_carry  // a scan over a sharded axis: each block combines the last values of the one before it
 };
-// What a `kernel` instruction runs.
-enum class KernelKind : std::uint8_t {
-  none,
-  fused,        // one pass over a region of elementwise ops (row-fused reductions and views inside)
-  reduce,       // a reduction computed apart: its input region, reduced on each device
-  view_copy,    // a transpose or slice made into a tensor
-  gemm,         // dot_general: BLAS GEMM on each device's blocks
-  concatenate,  // operands' blocks copied side by side
-  scan,         // each device's block scanned along an axis
-  gather,       // take: each device looks up the slices its table block holds
-  arg_reduce,   // argmax / argmin: each device's first best (value, index)
-};
 
 struct Plan;
 struct Step;
@@ -68,8 +56,9 @@ namespace tessel::detail {
 struct RunState;  // runtime/execute.hpp: the values a run has made so far
 }
 namespace tessel::plan {
-// A region kernel made from the region's expression type when the plan is first built (the only
-// typed part of running a plan).
+// What a kernel step runs: for a region (its node's kind is computed "region", expr/op_list.hpp)
+// a kernel instantiated from the region's expression type when the plan is first run (the only
+// typed part of running a plan); otherwise its node kind's untyped kernel (NAME_kernel).
 using KernelFn = void (*)(Plan const& plan, Step const& step, tessel::detail::RunState& state);
 
 // One instruction of the executable plan. The executor (runtime/execute.hpp) runs the list in
@@ -83,7 +72,6 @@ struct Step {
   double estimate_us;  // cost model estimate (0 for kernels)
   std::string text;    // one line of explain
   std::string label;   // "tessel::fused[mul,add,tanh]", "tessel::all_reduce(mp)[dot_general#4]", ...
-  KernelKind kernel = KernelKind::none;
   // Value slots read (see Plan::slot): a reshard, collective or view reads one, a GEMM two, a
   // concatenate each operand, a kernel every tensor its region reads.
   std::vector<int> operands;
@@ -94,7 +82,7 @@ struct Step {
   std::optional<double> divide_by;                // a mean's count (0 too: 0 / 0 is NaN), divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
   bool with_index = false;                        // an argmax's all-reduce: values, then indices
-  KernelFn run = nullptr;                         // fused and reduce kernels
+  KernelFn run = nullptr;                         // kernels: attached on the plan's first run
 };
 
 struct Plan {
@@ -104,8 +92,8 @@ struct Plan {
   // For each node, the node whose value slot holds its value: itself, the node it shares a value
   // with (NodePlan::same_as), or a constraint's operand when nothing is resharded.
   std::vector<int> slot;
-  // Whether the fused and reduce steps have their kernels (Step::run): made on the first eval of
-  // the plan, not by explain or plan_of, so an expression only explained instantiates no kernel.
+  // Whether the kernel steps have their kernels (Step::run): attached on the first eval of the
+  // plan, not by explain or plan_of, so an expression only explained instantiates no kernel.
   bool kernels_attached = false;
 
   [[nodiscard]] int count(StepKind kind) const {

@@ -1,6 +1,6 @@
 #pragma once
-// The kernels of a scan (jnp.cumsum; src/runtime/scan.cpp): each device's block scanned along an
-// axis, and the carry between blocks when the axis is split over devices.
+// A scan's carry between blocks when its axis is split over devices (src/runtime/kernels/scan.cpp;
+// the scan of each block is the scan kind's kernel).
 #include <cstddef>
 #include <memory>
 
@@ -8,10 +8,6 @@
 #include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel::detail {
-
-// A new tensor, sharded like `in`, whose every block is the running combination of in's block
-// along `axis`, left to right from the identity (XLA:CPU's order for rows of up to 16).
-std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label);
 
 // Combines into every block of `t` the last values along `axis` of the block before it, block by
 // block in the axis's order, among the devices that hold the same rest of the tensor: afterwards

@@ -35,8 +35,7 @@ class ArgReduceRules final : public OpRules {
     s.add(StepKind::kernel, i, mesh.num_devices(),
           std::format("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
                       type_text(n), to_string(partial.spec()), mesh.num_devices()),
-          std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)})
-        .kernel = KernelKind::arg_reduce;
+          std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)});
     if (p.collective != Collective::none) {
       int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
@@ -62,9 +61,6 @@ class ArgReduceRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& arg_reduce_rules() {
-  static ArgReduceRules const r;
-  return r;
-}
+TESSEL_RULES(argreduce, ArgReduceRules)
 
 }  // namespace tessel::plan

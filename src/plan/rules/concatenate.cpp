@@ -33,17 +33,13 @@ class ConcatenateRules final : public OpRules {
     s.add(StepKind::kernel, i, own.mesh().num_devices(),
           std::format("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied side by side",
                       n.axis, type_text(n), to_string(own.spec()), own.mesh().num_devices(), n.children.size()),
-          std::format("tessel::concatenate[{}]", s.user_op(i)), std::move(parts))
-        .kernel = KernelKind::concatenate;
+          std::format("tessel::concatenate[{}]", s.user_op(i)), std::move(parts));
     s.result_reshard(i);
   }
 };
 
 }  // namespace
 
-OpRules const& concatenate_rules() {
-  static ConcatenateRules const r;
-  return r;
-}
+TESSEL_RULES(concatenate, ConcatenateRules)
 
 }  // namespace tessel::plan

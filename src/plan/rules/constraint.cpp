@@ -23,9 +23,6 @@ class ConstraintRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& constraint_rules() {
-  static ConstraintRules const r;
-  return r;
-}
+TESSEL_RULES(constraint, ConstraintRules)
 
 }  // namespace tessel::plan

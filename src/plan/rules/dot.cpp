@@ -140,8 +140,7 @@ class DotRules final : public OpRules {
           std::format("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
                       type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
                       blocks),
-          std::format("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])})
-        .kernel = KernelKind::gemm;
+          std::format("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "dot_general contracting sharded dimensions");
     s.result_reshard(i);
   }
@@ -149,9 +148,6 @@ class DotRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& dot_rules() {
-  static DotRules const r;
-  return r;
-}
+TESSEL_RULES(dot, DotRules)
 
 }  // namespace tessel::plan

@@ -37,9 +37,6 @@ class ElementwiseRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& elementwise_rules() {
-  static ElementwiseRules const r;
-  return r;
-}
+TESSEL_RULES(elementwise, ElementwiseRules)
 
 }  // namespace tessel::plan

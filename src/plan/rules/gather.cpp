@@ -60,8 +60,7 @@ class GatherRules final : public OpRules {
           std::format("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
                       "block holds",
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          std::format("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])})
-        .kernel = KernelKind::gather;
+          std::format("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
     s.result_reshard(i);
   }
@@ -69,9 +68,6 @@ class GatherRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& gather_rules() {
-  static GatherRules const r;
-  return r;
-}
+TESSEL_RULES(gather, GatherRules)
 
 }  // namespace tessel::plan

@@ -18,9 +18,6 @@ class IotaRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& iota_rules() {
-  static IotaRules const r;
-  return r;
-}
+TESSEL_RULES(iota, IotaRules)
 
 }  // namespace tessel::plan

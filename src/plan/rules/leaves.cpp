@@ -32,13 +32,7 @@ class ScalarRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& tensor_rules() {
-  static TensorRules const r;
-  return r;
-}
-OpRules const& scalar_rules() {
-  static ScalarRules const r;
-  return r;
-}
+TESSEL_RULES(tensor, TensorRules)
+TESSEL_RULES(scalar, ScalarRules)
 
 }  // namespace tessel::plan

@@ -31,7 +31,7 @@ class ReduceRules final : public OpRules {
     s.region(n.children[0], r);
     r.ops.emplace_back(n.op);
     std::string what = std::format("{} over axes {}", n.op, axes_list(n));
-    s.kernel_step(i, KernelKind::reduce, r, "reduce " + what, "reduce");
+    s.kernel_step(i, r, "reduce " + what, "reduce");
     s.collective_steps(i, what);
     s.result_reshard(i);
   }
@@ -46,9 +46,6 @@ class ReduceRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& reduce_rules() {
-  static ReduceRules const r;
-  return r;
-}
+TESSEL_RULES(reduce, ReduceRules)
 
 }  // namespace tessel::plan

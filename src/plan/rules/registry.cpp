@@ -1,4 +1,5 @@
-// The rules of every node kind. Adding a family: its rules file and one line here.
+// The rules of every node kind, made from the op list (expr/op_list.hpp): a kind without its
+// NAME_rules() fails to link, naming the function.
 #include <array>
 
 #include "../planner.hpp"
@@ -7,12 +8,9 @@ namespace tessel::plan {
 
 OpRules const& rules_for(NodeKind kind) {
   using Get = OpRules const& (*)();
-  // In NodeKind's order.
-  static constexpr std::array<Get, 12> table{&tensor_rules, &scalar_rules,      &elementwise_rules, &reduce_rules,
-                                             &constraint_rules, &dot_rules, &view_rules, &concatenate_rules,
-                                             &iota_rules, &scan_rules, &gather_rules, &arg_reduce_rules};
-  static_assert(static_cast<std::size_t>(NodeKind::argreduce) + 1 == table.size(),
-                "tessel: every NodeKind needs its rules in this table");
+#define TESSEL_RULES_ENTRY(name, how) &name##_rules,
+  static constexpr std::array<Get, node_kind_count> table{TESSEL_OPS(TESSEL_RULES_ENTRY)};
+#undef TESSEL_RULES_ENTRY
   return table[static_cast<std::size_t>(kind)]();
 }
 

@@ -30,8 +30,7 @@ class ScanRules final : public OpRules {
     s.add(StepKind::kernel, i, mesh.num_devices(),
           std::format("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
                       type_text(n), to_string(out.spec()), mesh.num_devices()),
-          std::format("tessel::scan[{}]", s.user_op(i)), {s.slot(c)})
-        .kernel = KernelKind::scan;
+          std::format("tessel::scan[{}]", s.user_op(i)), {s.slot(c)});
     auto axes = out.layout().dim_axes(n.axis);
     if (axes.empty()) return;
     int group = group_size(mesh.axes(), axes);
@@ -57,9 +56,6 @@ class ScanRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& scan_rules() {
-  static ScanRules const r;
-  return r;
-}
+TESSEL_RULES(scan, ScanRules)
 
 }  // namespace tessel::plan

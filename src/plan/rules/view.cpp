@@ -43,7 +43,7 @@ class ViewRules final : public OpRules {
             std::format("tessel::view[{}]", s.user_op(i)), {s.slot(c)});
     } else {
       Region v{{std::format("{}(view)", n.op)}, {s.slot(c)}};
-      s.kernel_step(i, KernelKind::view_copy, v, n.op, "view_copy");
+      s.kernel_step(i, v, n.op, "view_copy");
     }
     s.result_reshard(i);
   }
@@ -51,9 +51,6 @@ class ViewRules final : public OpRules {
 
 }  // namespace
 
-OpRules const& view_rules() {
-  static ViewRules const r;
-  return r;
-}
+TESSEL_RULES(view, ViewRules)
 
 }  // namespace tessel::plan

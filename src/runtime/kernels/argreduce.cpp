@@ -1,4 +1,7 @@
+// argmax / argmin: each device's first best (value, index) over its block.
 #include "tessel/runtime/arg_reduce.hpp"
+
+#include "kernel.hpp"
 
 #include <cmath>
 #include <format>
@@ -77,8 +80,9 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
   fence_all_devices();
 }
 
-}  // namespace
-
+// Each device's first best element of its block over `axes` (jnp.argmax's rules: NaN wins, ties go
+// to the first index): `index` (int32, global indices along the reduced dimensions, flattened
+// row-major) and `value` (the input's dtype), both of the partial sharding given.
 void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank> const& axes, bool max,
                        TensorImpl& index, TensorImpl& value, char const* label) {
   Dims d;
@@ -97,6 +101,21 @@ void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank>
     if (max) blocks<true, T>(in, d, index, value, label);
     else blocks<false, T>(in, d, index, value, label);
   });
+}
+
+}  // namespace
+
+// The indices in the step's slot and the values beside them (RunState::second), which the
+// all-reduce over a split axis needs.
+void argreduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  KernelArgs const k{plan, step, state};
+  auto const& n = k.node();
+  NamedSharding const& partial = *k.node_plan().partial;
+  auto index = TensorImpl::allocate(n.shape, DType::int32, partial);
+  auto value = TensorImpl::allocate(n.shape, k.operand(0)->dtype, partial);
+  arg_reduce_blocks(*k.operand(0), n.axes, n.combine == ReduceOp::max, *index, *value, k.label());
+  state.second[static_cast<std::size_t>(step.node)] = std::move(value);
+  k.result(std::move(index));
 }
 
 std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl const& value, TensorImpl const& winner,

@@ -1,4 +1,8 @@
+// A scan (jnp.cumsum): each device's block scanned along an axis (scan_kernel), and the carry
+// between blocks when the axis is split over devices (scan_carry, its own step).
 #include "tessel/runtime/scan.hpp"
+
+#include "kernel.hpp"
 
 #include <algorithm>
 #include <format>
@@ -29,8 +33,8 @@ Lines lines_of(Shape const& local, std::size_t axis) {
 
 
 
-}  // namespace
-
+// A new tensor, sharded like `in`, whose every block is the running combination of in's block
+// along `axis`, left to right from the identity (XLA:CPU's order for rows of up to 16).
 std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label) {
   if (op != ReduceOp::sum) throw Error("scan: only sums are scanned");
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
@@ -54,6 +58,13 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   });
   fence_all_devices();
   return out;
+}
+
+}  // namespace
+
+void scan_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  KernelArgs const k{plan, step, state};
+  k.result(local_scan(*k.operand(0), k.node().axis, k.node().combine, k.label()));
 }
 
 void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {

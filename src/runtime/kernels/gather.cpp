@@ -1,4 +1,5 @@
-#include "tessel/runtime/gather.hpp"
+// take's kernel: each device looks up the slices its table block holds.
+#include "kernel.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -43,9 +44,17 @@ void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_
 
 }  // namespace
 
-void gather_blocks(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
-                   char const* label) {
-  visit(table.dtype, [&](auto t) { gather_typed<decltype(t)>(table, indices, axis, out, label); });
+// Each device's block of the result (tiled as the plan's partial sharding): the slices of its
+// table block the indices name; slices another device holds are -0.0 (0 for int32), so the
+// all-reduce that sums the devices' blocks along a split axis gives each slice's bits exactly. An
+// index outside the table (after one wrap of negatives) gives NaN (INT32_MIN) from the device
+// holding the table's first block, as jnp.take's default fill.
+void gather_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  KernelArgs const k{plan, step, state};
+  TensorImpl const& table = *k.operand(0);
+  auto out = TensorImpl::allocate(k.node().shape, table.dtype, *k.node_plan().partial);
+  visit(table.dtype, [&](auto t) { gather_typed<decltype(t)>(table, *k.operand(1), k.node().axis, *out, k.label()); });
+  k.result(std::move(out));
 }
 
 }  // namespace tessel::detail
