@@ -52,12 +52,13 @@ void load_locked() {
 }  // namespace
 
 double CostModel::reshard_us(ReshardStep const& s) const {
-  switch (s.kind) {
-    case ReshardKind::local_slice: return local_copy_us(s.bytes);
-    case ReshardKind::all_gather: return all_gather_us(s.bytes, s.group);
-    case ReshardKind::all_to_all: return all_to_all_us(s.bytes, s.group);
-    case ReshardKind::collective_permute: return collective_permute_us(s.bytes);
-    case ReshardKind::copy: return s.bytes > 0 ? transfer_us(s.bytes) : 0;
+  if (!s.collective) return s.copy ? (s.bytes > 0 ? transfer_us(s.bytes) : 0) : local_copy_us(s.bytes);
+  switch (*s.collective) {
+    case Collective::all_gather: return all_gather_us(s.bytes, s.group);
+    case Collective::all_to_all: return all_to_all_us(s.bytes, s.group);
+    case Collective::collective_permute: return collective_permute_us(s.bytes);
+    case Collective::all_reduce: return all_reduce_us(s.bytes, s.group);
+    case Collective::reduce_scatter: return reduce_scatter_us(s.bytes, s.group);
   }
   return 0;
 }

@@ -29,15 +29,11 @@ std::string to_string(Plan const& plan) {
 
 namespace {
 
-char const* kind_name(StepKind k) {
-  switch (k) {
+char const* kind_name(Step const& s) {
+  switch (s.kind) {
     case StepKind::reshard: return "reshard";
     case StepKind::kernel: return "kernel";
-    case StepKind::all_reduce: return "all_reduce";
-    case StepKind::reduce_scatter: return "reduce_scatter";
-    case StepKind::all_gather: return "all_gather";
-    case StepKind::all_to_all: return "all_to_all";
-    case StepKind::collective_permute: return "collective_permute";
+    case StepKind::collective: return id(s.collective);
     case StepKind::view: return "view";
     case StepKind::scan_carry: return "scan_carry";
   }
@@ -65,7 +61,7 @@ std::string to_json(Plan const& plan) {
     s += std::format(
         "{}\n  {{\"kind\": \"{}\", \"label\": {}, \"node\": {}, \"operands\": [{}], \"devices\": {}, \"bytes\": {}, "
         "\"estimate_us\": {}, \"text\": {}}}",
-        k ? "," : "", kind_name(st.kind), json_string(st.label), st.node, operands, st.devices, st.bytes, st.estimate_us,
+        k ? "," : "", kind_name(st), json_string(st.label), st.node, operands, st.devices, st.bytes, st.estimate_us,
         json_string(st.text));
   }
   return s + (plan.steps.empty() ? "]}\n" : "\n]}\n");
@@ -89,6 +85,7 @@ std::uint64_t Plan::fingerprint() const {
     if (nodes[i].out) sharding_signature(*nodes[i].out, graph[i].shape, h);
   for (auto const& st : steps) {
     h.word(static_cast<std::uint64_t>(st.kind));
+    h.word(static_cast<std::uint64_t>(st.collective));
     h.word(static_cast<std::uint64_t>(st.node));
     for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
     h.word(0xfff1);

@@ -126,6 +126,8 @@ struct Scheduler {
   void operand(int c);
 
   Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  // A collective step (StepKind::collective).
+  Step& add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands);
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
   // reads `source`'s slot, the others i's.
   void reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why);

@@ -42,11 +42,11 @@ std::vector<ReshardStep> between_meshes(Shape const& shape, std::size_t element_
   }
   if (all_same) return {};
   double out = block_bytes(to, shape, element_bytes);
-  if (all_inside) return {{ReshardKind::local_slice, from, to, {}, 1, out}};
-  if (all_held) return {{ReshardKind::collective_permute, from, to, {}, dst.num_devices(), out}};
+  if (all_inside) return {{std::nullopt, from, to, {}, 1, out}};
+  if (all_held) return {{Collective::collective_permute, from, to, {}, dst.num_devices(), out}};
   std::int64_t most = std::max(*std::max_element(received.begin(), received.end()),
                                *std::max_element(sent.begin(), sent.end()));
-  return {{ReshardKind::copy, from, to, {}, dst.num_devices(), static_cast<double>(most) * static_cast<double>(element_bytes)}};
+  return {{std::nullopt, from, to, {}, dst.num_devices(), static_cast<double>(most) * static_cast<double>(element_bytes), true}};
 }
 
 std::string axes_text(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
@@ -63,17 +63,6 @@ int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
   return n;
 }
 
-char const* name(ReshardKind kind) {
-  switch (kind) {
-    case ReshardKind::local_slice: return "local slice";
-    case ReshardKind::all_gather: return "all-gather";
-    case ReshardKind::all_to_all: return "all-to-all";
-    case ReshardKind::collective_permute: return "collective-permute";
-    case ReshardKind::copy: return "copy";
-  }
-  return "?";
-}
-
 std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
                                    NamedSharding const& to) {
   if (from == to) return {};
@@ -82,20 +71,19 @@ std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes
   std::vector<ReshardStep> out;
   for (auto const& s : decompose(from.layout(), to.layout(), shape)) {
     NamedSharding a(mesh, s.from), b(mesh, s.to);
-    double bytes = s.kind == ReshardKind::all_to_all || s.kind == ReshardKind::collective_permute
-                       ? block_bytes(a, shape, element_bytes)
-                       : block_bytes(b, shape, element_bytes);
-    int group = s.kind == ReshardKind::local_slice ? 1 : group_size(mesh.axes(), s.axes);
-    out.push_back({s.kind, a, b, s.axes, group, bytes});
+    bool moves = s.collective == Collective::all_to_all || s.collective == Collective::collective_permute;
+    double bytes = moves ? block_bytes(a, shape, element_bytes) : block_bytes(b, shape, element_bytes);
+    int group = s.collective ? group_size(mesh.axes(), s.axes) : 1;
+    out.push_back({s.collective, a, b, s.axes, group, bytes});
   }
   return out;
 }
 
 std::string describe(ReshardStep const& step) {
-  if (!step.axes.empty()) return std::format("{} over {}", name(step.kind), axes_text(step.from.mesh().axes(), step.axes));
-  if (step.kind == ReshardKind::local_slice) return "local slice";
-  if (step.kind == ReshardKind::collective_permute) return "collective-permute over all devices";
-  return "copy between meshes";
+  char const* what = step.collective ? name(*step.collective) : step.copy ? "copy" : "local slice";
+  if (!step.axes.empty()) return std::format("{} over {}", what, axes_text(step.from.mesh().axes(), step.axes));
+  if (step.collective) return std::format("{} over all devices", what);
+  return step.copy ? "copy between meshes" : "local slice";
 }
 
 std::string to_string(std::span<ReshardStep const> steps) {

@@ -16,25 +16,7 @@ std::string joined(std::vector<std::string> const& parts, char const* sep) {
   return s;
 }
 
-char const* label_kind(ReshardKind k) {
-  switch (k) {
-    case ReshardKind::local_slice: return "local_slice";
-    case ReshardKind::all_gather: return "all_gather";
-    case ReshardKind::all_to_all: return "all_to_all";
-    case ReshardKind::collective_permute: return "collective_permute";
-    case ReshardKind::copy: return "copy";
-  }
-  return "reshard";
-}
-
-StepKind step_kind(ReshardKind k) {
-  switch (k) {
-    case ReshardKind::all_gather: return StepKind::all_gather;
-    case ReshardKind::all_to_all: return StepKind::all_to_all;
-    case ReshardKind::collective_permute: return StepKind::collective_permute;
-    default: return StepKind::reshard;
-  }
-}
+char const* label_kind(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
 
 }  // namespace
 
@@ -45,6 +27,12 @@ std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
 }
 
 std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
+
+Step& Scheduler::add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
+  Step& s = add(StepKind::collective, i, devices, std::move(text), std::move(label), std::move(operands));
+  s.collective = c;
+  return s;
+}
 
 Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
   Step s{};
@@ -76,12 +64,11 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
     double us = model.reshard_us(part);
     std::string change = std::format("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
                                      to_string(part.to.spec()));
-    StepKind kind = step_kind(part.kind);
-    std::string label = std::format("tessel::{}({})[{}]", label_kind(part.kind),
+    std::string label = std::format("tessel::{}({})[{}]", label_kind(part),
                                     part.axes.empty() ? "all" : axes_label(part.to.mesh(), part.axes), cause);
     std::string text;
-    if (kind == StepKind::reshard) {
-      double crossing = part.kind == ReshardKind::local_slice
+    if (!part.collective) {
+      double crossing = !part.copy
                             ? 0.0
                             : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
       text = std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
@@ -90,7 +77,9 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
       text = std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
                          part.group, change, part.bytes, us, n.op);
     }
-    Step& s = add(kind, i, to.mesh().num_devices(), std::move(text), std::move(label), {first ? slot(source) : i});
+    std::vector<int> read{first ? slot(source) : i};
+    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(label), read)
+                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(label), read);
     s.bytes = part.bytes;
     s.estimate_us = us;
     s.to = part.to;
@@ -125,7 +114,7 @@ void Scheduler::kernel_step(int i, Region const& r, std::string const& what, cha
 void Scheduler::collective_steps(int i, std::string const& cause) {
   GraphNode const& n = node(i);
   NodePlan const& p = at(i);
-  if (p.collective == Collective::none) return;
+  if (!p.collective) return;
   // The combining op: the graph's (a dot's partial products and a mean's partial sums are summed).
   ReduceOp op = n.combine;
   double bytes = static_cast<double>(p.partial->shard_shape(n.shape).num_elements() * n.dtype_bytes);
@@ -142,8 +131,8 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
                         "{:.1f} us (from {})",
                         name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
                         cause);
-  Step& s = add(all_reduce ? StepKind::all_reduce : StepKind::reduce_scatter, i, mesh.num_devices(), std::move(text),
-                std::format("tessel::{}({})[{}]", all_reduce ? "all_reduce" : "reduce_scatter",
+  Step& s = add(*p.collective, i, mesh.num_devices(), std::move(text),
+                std::format("tessel::{}({})[{}]", id(*p.collective),
                             axes_label(mesh, p.collective_axes), user_op(i)),
                 {i});
   s.bytes = bytes;

@@ -35,14 +35,14 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
 }
 
 // An all-reduce (or reduce-scatter, landing on `to`) of `partial` over the groups of `axes`.
-ImplPtr complete_reduce(ImplPtr const& partial, plan::StepKind kind, NamedSharding const& to,
+ImplPtr complete_reduce(ImplPtr const& partial, plan::Collective kind, NamedSharding const& to,
                         FixedVector<std::uint8_t, max_mesh_axes> const& axes, ReduceOp op) {
   Mesh const& mesh = partial->sharding.mesh();
   auto out = TensorImpl::allocate(partial->shape, partial->dtype, to);
   // Devices that differ only in their coordinates on the collective's axes form a group.
   auto groups = device_groups(mesh.axes(), axes);
   auto& collectives = in_process_collectives();
-  bool const all_reduce = kind == plan::StepKind::all_reduce;
+  bool const all_reduce = kind == plan::Collective::all_reduce;
   for (auto const& positions : groups) {
     std::vector<GroupMember> members;
     std::vector<Box> pieces;
@@ -76,10 +76,24 @@ void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
   else throw Error("mean: integer means are computed in float32");
 }
 
-void count_collective(std::optional<plan::ReshardKind> const& kind) {
-  if (kind == plan::ReshardKind::all_gather) ++execution_counts().all_gathers;
-  else if (kind == plan::ReshardKind::all_to_all) ++execution_counts().all_to_alls;
-  else if (kind == plan::ReshardKind::collective_permute) ++execution_counts().permutes;
+void count_collective(std::optional<plan::Collective> const& kind) {
+  if (kind) ++execution_counts()[*kind];
+}
+
+// An all-reduce or reduce-scatter completing a reduction's partial results.
+void reduce_collective(plan::Step const& step, std::vector<ImplPtr> const& operands, RunState& state) {
+  ImplPtr& result = state.values[static_cast<std::size_t>(step.node)];
+  if (step.with_index) {
+    // argmax: the winning values, then the first index among the devices holding them.
+    ImplPtr& values = state.second[static_cast<std::size_t>(step.node)];
+    ImplPtr winner = complete_reduce(values, step.collective, *step.to, step.axes, step.combine);
+    auto masked = mask_losers(*operands[0], *values, *winner, step.label.c_str());
+    result = complete_reduce(masked, step.collective, *step.to, step.axes, ReduceOp::min);
+    values = winner;
+  } else {
+    result = complete_reduce(operands[0], step.collective, *step.to, step.axes, step.combine);
+  }
+  if (step.divide_by) divide_in_place(*result, *step.divide_by, step.label.c_str());
 }
 
 void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
@@ -94,20 +108,16 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       step.run(plan, step, state);
       ++counts.kernels;
       return;
-    case plan::StepKind::all_reduce:
-    case plan::StepKind::reduce_scatter:
-      if (step.with_index) {
-        // argmax: the winning values, then the first index among the devices holding them.
-        ImplPtr& values = state.second[static_cast<std::size_t>(step.node)];
-        ImplPtr winner = complete_reduce(values, step.kind, *step.to, step.axes, step.combine);
-        auto masked = mask_losers(*operands[0], *values, *winner, step.label.c_str());
-        result = complete_reduce(masked, step.kind, *step.to, step.axes, ReduceOp::min);
-        values = winner;
-      } else {
-        result = complete_reduce(operands[0], step.kind, *step.to, step.axes, step.combine);
+    case plan::StepKind::collective:
+      if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
+        reduce_collective(step, operands, state);
+        ++counts[step.collective];
+      } else {  // one step of a sharding change
+        auto done = reshard_with_collectives(*operands[0], *step.to);
+        if (step.starts_reshard) ++counts.reshards;
+        count_collective(done.collective);
+        result = done.tensor;
       }
-      if (step.divide_by) divide_in_place(*result, *step.divide_by, step.label.c_str());
-      ++(step.kind == plan::StepKind::all_reduce ? counts.all_reduces : counts.reduce_scatters);
       return;
     case plan::StepKind::scan_carry: {
       // In place: the scan step just made this tensor and no other value holds it yet.
@@ -121,10 +131,7 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       result = reinterpret_shards(operands[0], n.shape, *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
       return;
     }
-    case plan::StepKind::reshard:
-    case plan::StepKind::all_gather:
-    case plan::StepKind::all_to_all:
-    case plan::StepKind::collective_permute: {
+    case plan::StepKind::reshard: {
       auto done = reshard_with_collectives(*operands[0], *step.to);
       if (step.starts_reshard) ++counts.reshards;
       count_collective(done.collective);

@@ -40,12 +40,12 @@ std::vector<PermutePair> permute_pairs(GroupArgs const& g) {
   return pairs;
 }
 
-void run(plan::ReshardKind kind, DType dtype, GroupArgs const& g) {
+void run(plan::Collective kind, DType dtype, GroupArgs const& g) {
   auto& c = in_process_collectives();
   switch (kind) {
-    case plan::ReshardKind::all_gather: c.all_gather(dtype, g.members, g.in_boxes); break;
-    case plan::ReshardKind::all_to_all: c.all_to_all(dtype, g.members, g.in_boxes, g.out_boxes); break;
-    case plan::ReshardKind::collective_permute:
+    case plan::Collective::all_gather: c.all_gather(dtype, g.members, g.in_boxes); break;
+    case plan::Collective::all_to_all: c.all_to_all(dtype, g.members, g.in_boxes, g.out_boxes); break;
+    case plan::Collective::collective_permute:
       c.collective_permute(dtype, g.members, g.in_boxes, g.out_boxes, permute_pairs(g));
       break;
     default: break;
@@ -57,9 +57,7 @@ void run(plan::ReshardKind kind, DType dtype, GroupArgs const& g) {
 Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const& target) {
   check_reshard_devices(source, target);
   auto steps = plan::decompose(source.shape, size_of(source.dtype), source.sharding, target);
-  bool one_collective = steps.size() == 1 && (steps[0].kind == plan::ReshardKind::all_gather ||
-                                              steps[0].kind == plan::ReshardKind::all_to_all ||
-                                              steps[0].kind == plan::ReshardKind::collective_permute);
+  bool one_collective = steps.size() == 1 && steps[0].collective;
   if (!one_collective) return {reshard_by_copies(source, target), std::nullopt};
   auto const& step = steps[0];
   auto t = TensorImpl::allocate(source.shape, source.dtype, target);
@@ -76,12 +74,12 @@ Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const
       g.in_boxes.push_back(in.index);
       g.out_boxes.push_back(out.index);
     }
-    run(step.kind, source.dtype, g);
+    run(*step.collective, source.dtype, g);
   } else {
     for (auto const& positions : device_groups(target.mesh().axes(), step.axes))
-      run(step.kind, source.dtype, same_mesh_group(source, *t, positions));
+      run(*step.collective, source.dtype, same_mesh_group(source, *t, positions));
   }
-  return {t, step.kind};
+  return {t, step.collective};
 }
 
 }  // namespace tessel::detail

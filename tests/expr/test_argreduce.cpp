@@ -50,8 +50,8 @@ TEST_CASE("argmax over a sharded axis: two all-reduces, values then indices; kee
   auto x = device_put(test::iota_data<float>(Shape{16, 32}), Shape{16, 32}, NamedSharding(mesh, P("a", "b")));
   auto const& p = plan_of(argmax(x, 1));
   INFO(explain(argmax(x, 1)));
-  CHECK(p.count(plan::StepKind::all_reduce) == 1);
-  CHECK(p.count(plan::StepKind::all_gather) == 0);
+  CHECK(p.count(plan::Collective::all_reduce) == 1);
+  CHECK(p.count(plan::Collective::all_gather) == 0);
   CHECK_THAT(explain(argmax(x, 1)), ContainsSubstring("all-reduce argmax over mesh axes ('b') (groups of 4)"));
   CHECK(eval(argmax(x, 1, true)).shape() == Shape{16, 1});
   auto last = std::vector<std::int32_t>(16, 31);

@@ -74,7 +74,7 @@ TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][do
   auto s = [&](PartitionSpec p) { return NamedSharding(mesh, p); };
   SECTION("no contracting dimension sharded: no communication") {
     auto const& p = plan_of(matmul(draw({64, 32}, s(P("a", None)), 5), draw({32, 16}, s(P(None, "b")), 6)));
-    CHECK(p.count(plan::StepKind::all_reduce) == 0);
+    CHECK(p.count(plan::Collective::all_reduce) == 0);
     CHECK(p.count(plan::StepKind::reshard) == 0);
     CHECK(p.count(plan::StepKind::kernel) == 1);
   }
@@ -83,7 +83,7 @@ TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][do
     auto w = draw({1024, 8}, s(P()), 8);
     auto const& p = plan_of(matmul(x, w));
     INFO(explain(matmul(x, w)));
-    CHECK(p.count(plan::StepKind::all_reduce) == 1);
+    CHECK(p.count(plan::Collective::all_reduce) == 1);
     CHECK(p.count(plan::StepKind::reshard) == 1);
     CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("(local slice over ('b')): 0 bytes"));
     require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
@@ -93,7 +93,7 @@ TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][do
     auto x = draw({256, 4096}, s(P("a", "b")), 9);
     auto w = draw({4096, 64}, s(P("b", None)), 10);
     auto const& p = plan_of(matmul(x, w));
-    CHECK(p.count(plan::StepKind::all_reduce) == 1);
+    CHECK(p.count(plan::Collective::all_reduce) == 1);
     CHECK(p.count(plan::StepKind::reshard) == 0);
     CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("all-reduce sum over mesh axes ('b') (groups of 4)"));
   }
@@ -102,8 +102,8 @@ TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][do
     auto w = draw({32, 16}, s(P(None, "b")), 12);
     auto const& p = plan_of(matmul(x, w));
     INFO(explain(matmul(x, w)));
-    CHECK(p.count(plan::StepKind::all_reduce) == 0);
-    CHECK(p.count(plan::StepKind::all_gather) == 1);
+    CHECK(p.count(plan::Collective::all_reduce) == 0);
+    CHECK(p.count(plan::Collective::all_gather) == 1);
     CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("all-gather over ('b')"));
     require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
   }
@@ -117,7 +117,7 @@ TEST_CASE("the Megatron MLP block: one all-reduce over mp, no weight gathered", 
   auto mlp = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); });
   auto const& p = mlp.plan(x, w1, w2);
   INFO(mlp.explain(x, w1, w2));
-  CHECK(p.count(plan::StepKind::all_reduce) == 1);
+  CHECK(p.count(plan::Collective::all_reduce) == 1);
   CHECK(p.count(plan::StepKind::reshard) == 0);
   CHECK_THAT(mlp.explain(x, w1, w2), ContainsSubstring("all-reduce sum over mesh axes ('mp')"));
   auto y = mlp(x, w1, w2);
@@ -127,8 +127,8 @@ TEST_CASE("the Megatron MLP block: one all-reduce over mp, no weight gathered", 
   auto scattered = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); },
                        {}, NamedSharding(mesh, P("dp", "mp")));
   auto const& q = scattered.plan(x, w1, w2);
-  CHECK(q.count(plan::StepKind::reduce_scatter) == 1);
-  CHECK(q.count(plan::StepKind::all_reduce) == 0);
+  CHECK(q.count(plan::Collective::reduce_scatter) == 1);
+  CHECK(q.count(plan::Collective::all_reduce) == 0);
   CHECK(q.count(plan::StepKind::reshard) == 0);
   require_close(scattered(x, w1, w2).to_host(), y.to_host());
 }

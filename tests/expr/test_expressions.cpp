@@ -39,11 +39,11 @@ TEST_CASE("building an expression runs nothing; evaluating it runs one fused ker
   CHECK(execution_counts().kernels == before.kernels);
   auto const& plan = plan_of(y);
   CHECK(plan.count(plan::StepKind::kernel) == 1);
-  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK(plan.count(plan::Collective::all_reduce) == 0);
   CHECK(plan.count(plan::StepKind::reshard) == 0);
   Tensor<float> out = y;
   CHECK(execution_counts().kernels == before.kernels + 1);
-  CHECK(execution_counts().all_reduces == before.all_reduces);
+  CHECK(execution_counts()[plan::Collective::all_reduce] == before[plan::Collective::all_reduce]);
   CHECK(out.sharding() == s);
   CHECK_THAT(explain(y), ContainsSubstring("fused 6 ops [mul, add, tanh, mul, div, sub]"));
   // Against the same expression on one device, bitwise: the same ops in the same order.
@@ -58,12 +58,12 @@ TEST_CASE("sum over a sharded axis is one kernel and one all-reduce", "[expr][re
   auto rows = sum(x, 1);
   auto const& plan = plan_of(rows);
   CHECK(plan.count(plan::StepKind::kernel) == 1);
-  CHECK(plan.count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan.count(plan::Collective::all_reduce) == 1);
   CHECK_THAT(explain(rows), ContainsSubstring("all-reduce sum over mesh axes ('mp') (groups of 2)"));
   auto before = execution_counts();
   Tensor<float> r = rows;
   CHECK(execution_counts().kernels == before.kernels + 1);
-  CHECK(execution_counts().all_reduces == before.all_reduces + 1);
+  CHECK(execution_counts()[plan::Collective::all_reduce] == before[plan::Collective::all_reduce] + 1);
   CHECK(r.sharding() == NamedSharding(mesh, P("dp")));
   Tensor<float> ref = sum(device_put(x.to_host(), x.shape()), 1);
   require_close(r.to_host(), ref.to_host(), 1e-5);
@@ -74,8 +74,8 @@ TEST_CASE("a requested sharded output turns the all-reduce into a reduce-scatter
   auto x = put({64, 32}, NamedSharding(mesh, P("dp", "mp")), 4);
   NamedSharding want(mesh, P({"dp", "mp"}));
   auto const& plan = plan_of(sum(x, 1), want);
-  CHECK(plan.count(plan::StepKind::reduce_scatter) == 1);
-  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK(plan.count(plan::Collective::reduce_scatter) == 1);
+  CHECK(plan.count(plan::Collective::all_reduce) == 0);
   auto r = eval(sum(x, 1), want);
   CHECK(r.sharding() == want);
   Tensor<float> ref = sum(device_put(x.to_host(), x.shape()), 1);
@@ -87,7 +87,7 @@ TEST_CASE("a reduction over an unsharded axis needs no communication", "[expr][r
   auto x = put({64, 32}, NamedSharding(mesh, P("x")), 5);
   auto const& plan = plan_of(max(exp(x) * 2.0f, 1));
   CHECK(plan.count(plan::StepKind::kernel) == 1);
-  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK(plan.count(plan::Collective::all_reduce) == 0);
   CHECK_THAT(explain(max(exp(x) * 2.0f, 1)), ContainsSubstring("fused 3 ops [exp, mul, max]"));
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("softmax over rows is one kernel per device, rows fused", "[expr][soft
   auto sm = softmax(x);
   auto const& plan = plan_of(sm);
   CHECK(plan.count(plan::StepKind::kernel) == 1);
-  CHECK(plan.count(plan::StepKind::all_reduce) == 0);
+  CHECK(plan.count(plan::Collective::all_reduce) == 0);
   Tensor<float> y = sm;
   auto host = y.to_host();
   for (int r = 0; r < 64; ++r) {
@@ -185,10 +185,10 @@ TEST_CASE("softmax along a sharded axis reduces across devices", "[expr][softmax
   require_close(eval(logsumexp(x, 1)).to_host(), eval(logsumexp(whole, 1)).to_host(), 1e-5);
   // max over 'b' appears twice in softmax's expression (numerator and denominator): computed once
   // and shared, then the sum: two all-reduces.
-  CHECK(plan_of(softmax(x)).count(plan::StepKind::all_reduce) == 2);
+  CHECK(plan_of(softmax(x)).count(plan::Collective::all_reduce) == 2);
   auto before = execution_counts();
   Tensor<float> y = softmax(x);
-  CHECK(execution_counts().all_reduces == before.all_reduces + 2);
+  CHECK(execution_counts()[plan::Collective::all_reduce] == before[plan::Collective::all_reduce] + 2);
 }
 
 TEST_CASE("common subexpressions: a value computed twice is computed once, per tensor identity",
@@ -200,22 +200,22 @@ TEST_CASE("common subexpressions: a value computed twice is computed once, per t
   auto whole_x = device_put(x.to_host(), x.shape()), whole_y = device_put(y.to_host(), y.shape());
   // Same tensor: one reduction kernel, one all-reduce.
   auto same = max(x, 1, true) * max(x, 1, true) + x;
-  CHECK(plan_of(same).count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan_of(same).count(plan::Collective::all_reduce) == 1);
   CHECK(plan_of(same).count(plan::StepKind::kernel) == 2);
   auto before = execution_counts();
   Tensor<float> r_same = same;
-  CHECK(execution_counts().all_reduces == before.all_reduces + 1);
+  CHECK(execution_counts()[plan::Collective::all_reduce] == before[plan::Collective::all_reduce] + 1);
   require_close(r_same.to_host(), eval(max(whole_x, 1, true) * max(whole_x, 1, true) + whole_x).to_host(), 1e-6);
   // The same expression type over two tensors: nothing is shared, and the plan is another one.
   auto plans = plan::cached_plans();
   auto other = max(x, 1, true) * max(y, 1, true) + x;
-  CHECK(plan_of(other).count(plan::StepKind::all_reduce) == 2);
+  CHECK(plan_of(other).count(plan::Collective::all_reduce) == 2);
   CHECK(plan::cached_plans() == plans + 1);
   require_close(eval(other).to_host(), eval(max(whole_x, 1, true) * max(whole_y, 1, true) + whole_x).to_host(), 1e-6);
   // A tensor used twice with the same reshard is moved once.
   auto z = put({16, 32}, NamedSharding(mesh, P("b", "a")), 32);
   auto twice = concatenate(1, z, z * 2.0f);
-  CHECK(plan_of(twice).count(plan::StepKind::all_gather) + plan_of(twice).count(plan::StepKind::all_to_all) +
+  CHECK(plan_of(twice).count(plan::Collective::all_gather) + plan_of(twice).count(plan::Collective::all_to_all) +
             plan_of(twice).count(plan::StepKind::reshard) ==
         1);
   auto hz = z.to_host();

@@ -89,7 +89,7 @@ TEST_CASE("cumsum over a sharded axis is a local scan and a carry, not a gather"
   INFO(explain(cumsum(exp(x), 1)));
   CHECK(p.count(plan::StepKind::kernel) == 2);  // exp, then the scan
   CHECK(p.count(plan::StepKind::scan_carry) == 1);
-  CHECK(p.count(plan::StepKind::all_gather) == 0);
+  CHECK(p.count(plan::Collective::all_gather) == 0);
   CHECK_THAT(explain(cumsum(exp(x), 1)), ContainsSubstring("scan-carry sum over mesh axes ('b') (groups of 4)"));
   CHECK(plan_of(cumsum(x, 0)).count(plan::StepKind::scan_carry) == 1);
   auto const& q = plan_of(cumsum(x, 0), NamedSharding(mesh, P(None, {"a", "b"})));

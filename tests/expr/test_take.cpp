@@ -81,14 +81,14 @@ TEST_CASE("a vocab-parallel embedding is a masked lookup and one all-reduce; a f
   auto features = device_put(test::iota_data<float>(Shape{16, 4}), Shape{16, 4}, NamedSharding(mesh, P(None, "mp")));
   auto const& pv = plan_of(take(vocab, ids));
   INFO(explain(take(vocab, ids)));
-  CHECK(pv.count(plan::StepKind::all_reduce) == 1);
-  CHECK(pv.count(plan::StepKind::all_gather) == 0);
+  CHECK(pv.count(plan::Collective::all_reduce) == 1);
+  CHECK(pv.count(plan::Collective::all_gather) == 0);
   CHECK_THAT(explain(take(vocab, ids)), ContainsSubstring("all-reduce sum over mesh axes ('mp') (groups of 2)"));
   CHECK(eval(take(vocab, ids)).sharding() == NamedSharding(mesh, P("dp")));
   auto const& pf = plan_of(take(features, ids));
   INFO(explain(take(features, ids)));
-  CHECK(pf.count(plan::StepKind::all_reduce) == 0);
-  CHECK(pf.count(plan::StepKind::all_gather) == 0);
+  CHECK(pf.count(plan::Collective::all_reduce) == 0);
+  CHECK(pf.count(plan::Collective::all_gather) == 0);
   CHECK(eval(take(features, ids)).sharding() == NamedSharding(mesh, P("dp", "mp")));
 }
 

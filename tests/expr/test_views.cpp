@@ -132,7 +132,7 @@ TEST_CASE("reshape splits and merges dimensions, zero-copy where the sharding su
   SECTION("a sharded minor dimension of a merge is gathered first (explain says so)") {
     auto x = put(host, shape, NamedSharding(mesh, P("a", None, "b")));
     auto const& plan = plan_of(reshape(x, {8, 24}));
-    CHECK(plan.count(plan::StepKind::all_gather) + plan.count(plan::StepKind::reshard) >= 1);
+    CHECK(plan.count(plan::Collective::all_gather) + plan.count(plan::StepKind::reshard) >= 1);
     Tensor<float> r = reshape(x, {8, 24});
     CHECK(r.sharding() == NamedSharding(mesh, P("a")));
     CHECK(r.to_host() == host);
@@ -184,7 +184,7 @@ TEST_CASE("slices of unsharded dimensions need no communication; sharded ones ar
   SECTION("slice along a sharded dimension: all-gather of that dimension, then a local slice") {
     auto x = put(host, shape, NamedSharding(mesh, P("a", "b")));
     auto const& plan = plan_of(slice(x, {2, 0}, {6, 12}));
-    CHECK(plan.count(plan::StepKind::all_gather) == 1);
+    CHECK(plan.count(plan::Collective::all_gather) == 1);
     Tensor<float> r = slice(x, {2, 0}, {6, 12});
     CHECK(r.to_host() == host_slice(host, shape, {2, 0}, {6, 12}));
     CHECK(r.sharding() == NamedSharding(mesh, P(None, "b")));
@@ -225,7 +225,7 @@ TEST_CASE("concatenate equals the host concatenation on every mesh and spec", "[
   auto a = put(ha, a_shape, s);
   auto const& plan = plan_of(exp(concatenate(0, a, a, a)));
   CHECK(plan.count(plan::StepKind::kernel) == 2);
-  CHECK(plan.count(plan::StepKind::all_gather) == 0);
+  CHECK(plan.count(plan::Collective::all_gather) == 0);
   Tensor<float> three = concatenate(-2, a, a, a);
   std::vector<float> w3 = ha;
   w3.insert(w3.end(), ha.begin(), ha.end());

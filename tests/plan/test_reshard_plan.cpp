@@ -25,13 +25,13 @@ std::string kinds(NamedSharding const& from, NamedSharding const& to, Shape cons
 // The same classification at compile time, from constant layouts.
 constexpr MeshAxes grid({2, 4}, {"a", "b"});
 constexpr auto gather_steps = plan::decompose(ShardLayout(grid, P("a", "b")), ShardLayout(grid, P("a")), Shape{8, 8});
-static_assert(gather_steps.size() == 1 && gather_steps[0].kind == plan::ReshardKind::all_gather);
+static_assert(gather_steps.size() == 1 && gather_steps[0].collective == plan::Collective::all_gather);
 static_assert(gather_steps[0].axes.size() == 1 && gather_steps[0].axes[0] == 1);
 constexpr auto move_steps = plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P(None, "a")), Shape{8, 8});
-static_assert(move_steps.size() == 1 && move_steps[0].kind == plan::ReshardKind::all_to_all);
+static_assert(move_steps.size() == 1 && move_steps[0].collective == plan::Collective::all_to_all);
 constexpr auto two_steps = plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P("b")), Shape{8, 8});
-static_assert(two_steps.size() == 2 && two_steps[0].kind == plan::ReshardKind::all_gather &&
-              two_steps[1].kind == plan::ReshardKind::local_slice);
+static_assert(two_steps.size() == 2 && two_steps[0].collective == plan::Collective::all_gather &&
+              two_steps[1].collective == std::nullopt);
 static_assert(plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P("a", None)), Shape{8, 8}).empty());
 
 }  // namespace
@@ -121,9 +121,9 @@ TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard
           for (int p = 0; p < mesh.num_devices(); ++p) {
             Box have = step.from.layout().box(s, p), want = step.to.layout().box(s, p);
             auto inside = intersect(want, have).num_elements() == want.num_elements();
-            if (step.kind == plan::ReshardKind::local_slice) REQUIRE(inside);
-            if (step.kind == plan::ReshardKind::all_gather) REQUIRE(intersect(want, have) == have);
-            if (step.kind == plan::ReshardKind::all_to_all || step.kind == plan::ReshardKind::collective_permute)
+            if (step.collective == std::nullopt) REQUIRE(inside);
+            if (step.collective == plan::Collective::all_gather) REQUIRE(intersect(want, have) == have);
+            if (step.collective == plan::Collective::all_to_all || step.collective == plan::Collective::collective_permute)
               REQUIRE(want.num_elements() == have.num_elements());
           }
         }
@@ -161,13 +161,13 @@ TEST_CASE("explain prints each collective of a reshard on its own line and plans
     auto b = device_put(test::iota_data<float>(Shape{64, 64}, 1.0f), Shape{64, 64}, NamedSharding(mesh, P(None, "x")));
     auto const& p = plan_of(a + b);
     INFO(explain(a + b));
-    CHECK(p.count(plan::StepKind::all_to_all) == 1);
+    CHECK(p.count(plan::Collective::all_to_all) == 1);
     CHECK(p.count(plan::StepKind::reshard) == 0);
     CHECK_THAT(explain(a + b), ContainsSubstring("all-to-all over ('x') (groups of 8): operand float32[64,64]"));
     CHECK_THAT(explain(a + b), ContainsSubstring("P(None, 'x') -> P('x'): 2048 bytes per device, est 35.2 us (tensor)"));
     auto before = execution_counts();
     Tensor<float> c = a + b;
-    CHECK(execution_counts().all_to_alls == before.all_to_alls + 1);
+    CHECK(execution_counts()[plan::Collective::all_to_all] == before[plan::Collective::all_to_all] + 1);
     CHECK(execution_counts().reshards == before.reshards + 1);
     auto want = test::iota_data<float>(Shape{64, 64});
     auto other = test::iota_data<float>(Shape{64, 64}, 1.0f);
@@ -180,11 +180,11 @@ TEST_CASE("explain prints each collective of a reshard on its own line and plans
     auto b = device_put(test::iota_data<float>(Shape{64, 8}, 2.0f), Shape{64, 8}, NamedSharding(mesh, P({"b", "a"})));
     auto const& p = plan_of(a * b);
     INFO(explain(a * b));
-    CHECK(p.count(plan::StepKind::collective_permute) == 1);
+    CHECK(p.count(plan::Collective::collective_permute) == 1);
     CHECK_THAT(explain(a * b), ContainsSubstring("collective-permute over ('a', 'b') (groups of 8)"));
     auto before = execution_counts();
     Tensor<float> c = a * b;
-    CHECK(execution_counts().permutes == before.permutes + 1);
+    CHECK(execution_counts()[plan::Collective::collective_permute] == before[plan::Collective::collective_permute] + 1);
     auto x = test::iota_data<float>(Shape{64, 8}), y = test::iota_data<float>(Shape{64, 8}, 2.0f);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] *= y[i];
     CHECK(test::bitwise_equal(c.to_host(), x));
@@ -195,14 +195,14 @@ TEST_CASE("explain prints each collective of a reshard on its own line and plans
     auto e = with_sharding_constraint(a * 2.0f, NamedSharding(mesh, P("b")));
     auto const& p = plan_of(e);
     INFO(explain(e));
-    CHECK(p.count(plan::StepKind::all_gather) == 1);
+    CHECK(p.count(plan::Collective::all_gather) == 1);
     CHECK(p.count(plan::StepKind::reshard) == 1);
     CHECK_THAT(explain(e), ContainsSubstring("all-gather over ('a') (groups of 2): operand float32[16,16] P('a') -> P()"));
     CHECK_THAT(explain(e), ContainsSubstring("P() -> P('b') (local slice over ('b')): 0 bytes cross devices"));
     auto before = execution_counts();
     Tensor<float> y = e;
     // Each step of the composition runs as the plan lists it: the all-gather as one collective.
-    CHECK(execution_counts().all_gathers == before.all_gathers + 1);
+    CHECK(execution_counts()[plan::Collective::all_gather] == before[plan::Collective::all_gather] + 1);
     CHECK(execution_counts().reshards == before.reshards + 1);
     auto want = test::iota_data<float>(Shape{16, 16});
     for (auto& v : want) v *= 2.0f;
@@ -228,15 +228,15 @@ TEST_CASE("the cost model chooses between gathering a weight and all-reducing th
   plan::CostModel model;  // the defaults: a 2 MB weight costs more to gather than 8 KB to all-reduce
   auto p = megatron_plan(model);
   INFO(plan::to_string(p));
-  CHECK(p.count(plan::StepKind::all_reduce) == 1);
-  CHECK(p.count(plan::StepKind::all_gather) == 0);
+  CHECK(p.count(plan::Collective::all_reduce) == 1);
+  CHECK(p.count(plan::Collective::all_gather) == 0);
   CHECK_THAT(plan::to_string(p), ContainsSubstring("local slice over ('mp')"));
 
   model.all_reduce.latency_us = 1000;  // an all-reduce that costs a millisecond per step
   auto q = megatron_plan(model);
   INFO(plan::to_string(q));
-  CHECK(q.count(plan::StepKind::all_reduce) == 0);
-  CHECK(q.count(plan::StepKind::all_gather) == 1);
+  CHECK(q.count(plan::Collective::all_reduce) == 0);
+  CHECK(q.count(plan::Collective::all_gather) == 1);
   CHECK_THAT(plan::to_string(q), ContainsSubstring("all-gather over ('mp') (groups of 2): operand float32[4096,128]"));
 }
 
@@ -246,15 +246,15 @@ TEST_CASE("a changed cost model re-plans instead of reusing the cached choice", 
   auto w = random::normal(PRNGKey(2), {4096, 128}, NamedSharding(mesh, P("mp", None)));
   auto& model = plan::cost_model();
   plan::CostModel saved = model;
-  CHECK(plan_of(matmul(x, w)).count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan_of(matmul(x, w)).count(plan::Collective::all_reduce) == 1);
   auto plans = plan::cached_plans();
   model.all_reduce.latency_us = 1000;
   auto const& q = plan_of(matmul(x, w));
   CHECK(plan::cached_plans() == plans + 1);
-  CHECK(q.count(plan::StepKind::all_gather) == 1);
+  CHECK(q.count(plan::Collective::all_gather) == 1);
   Tensor<float> gathered = matmul(x, w);
   model = saved;
-  CHECK(plan_of(matmul(x, w)).count(plan::StepKind::all_reduce) == 1);
+  CHECK(plan_of(matmul(x, w)).count(plan::Collective::all_reduce) == 1);
   CHECK(plan::cached_plans() == plans + 1);  // the first plan again, from the cache
   Tensor<float> reduced = matmul(x, w);
   auto a = gathered.to_host(), b = reduced.to_host();

@@ -14,7 +14,7 @@ namespace {
 
 struct Case {
   PartitionSpec from, to;
-  std::optional<plan::ReshardKind> ran;  // the collective expected to run (none: copies)
+  std::optional<plan::Collective> ran;  // the collective expected to run (none: copies)
 };
 
 template <class T>
@@ -32,9 +32,9 @@ void check_case(Mesh const& mesh, Shape const& shape, Case const& c) {
   CHECK(test::shards_match(x, data));  // the source is untouched
 }
 
-constexpr auto gather = plan::ReshardKind::all_gather;
-constexpr auto a2a = plan::ReshardKind::all_to_all;
-constexpr auto permute = plan::ReshardKind::collective_permute;
+constexpr auto gather = plan::Collective::all_gather;
+constexpr auto a2a = plan::Collective::all_to_all;
+constexpr auto permute = plan::Collective::collective_permute;
 
 }  // namespace
 
@@ -93,7 +93,7 @@ TEST_CASE("reshards between meshes over the same devices run as a permute when b
   auto reversed = make_mesh({8}, {"data"}, {7, 6, 5, 4, 3, 2, 1, 0});
   auto grid = make_mesh({4, 2}, {"dp", "mp"}, {3, 1, 2, 0, 7, 5, 6, 4});
   auto x = device_put(data, shape, NamedSharding(flat, P("data")));
-  for (auto const& [target, ran] : std::vector<std::pair<NamedSharding, std::optional<plan::ReshardKind>>>{
+  for (auto const& [target, ran] : std::vector<std::pair<NamedSharding, std::optional<plan::Collective>>>{
            {NamedSharding(reversed, P("data")), permute},
            {NamedSharding(grid, P({"mp", "dp"})), permute},
            {NamedSharding(grid, P("mp", "dp")), std::nullopt}}) {
@@ -120,10 +120,9 @@ TEST_CASE("every single-collective reshard between two specs runs as that collec
         INFO(to_string(mesh) << " " << to_string(specs[i]) << " -> " << to_string(target.spec()));
         auto steps = plan::decompose(shape, sizeof(float), x.sharding(), target);
         auto done = detail::reshard_with_collectives(x.impl(), target);
-        bool one = steps.size() == 1 && steps[0].kind != plan::ReshardKind::local_slice &&
-                   steps[0].kind != plan::ReshardKind::copy;
+        bool one = steps.size() == 1 && steps[0].collective.has_value();
         REQUIRE(done.collective.has_value() == one);
-        if (one) REQUIRE(*done.collective == steps[0].kind);
+        if (one) REQUIRE(*done.collective == *steps[0].collective);
         REQUIRE(test::bitwise_equal(Tensor<float>(done.tensor).to_host(), data));
       }
     }
@@ -139,9 +138,9 @@ TEST_CASE("reshard_counted counts the collective that ran", "[runtime][reshard][
   (void)detail::reshard_counted(x.impl_ptr(), NamedSharding(mesh, P("b")));  // gather + slice: copies
   auto after = execution_counts();
   CHECK(after.reshards == before.reshards + 3);
-  CHECK(after.all_gathers == before.all_gathers + 1);
-  CHECK(after.all_to_alls == before.all_to_alls + 1);
-  CHECK(after.permutes == before.permutes);
+  CHECK(after[plan::Collective::all_gather] == before[plan::Collective::all_gather] + 1);
+  CHECK(after[plan::Collective::all_to_all] == before[plan::Collective::all_to_all] + 1);
+  CHECK(after[plan::Collective::collective_permute] == before[plan::Collective::collective_permute]);
 }
 
 TEST_CASE("a reshard by collectives fails like one by copies, before touching anything", "[runtime][reshard][error]") {

@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "tessel/core/reduce_op.hpp"
+#include "tessel/plan/collective.hpp"
 #include "tessel/plan/cost_model.hpp"
 #include "tessel/plan/graph.hpp"
 
 namespace tessel::plan {
-
-enum class Collective : std::uint8_t { none, all_reduce, reduce_scatter };
 
 struct NodePlan {
   // The sharding the node's value finally has (after its collective and any reshard).
@@ -25,7 +24,7 @@ struct NodePlan {
   // tiling of the kept dimensions), the collective, and the sharding right after it. View and
   // concatenate nodes: after_collective is the sharding they produce.
   std::optional<NamedSharding> partial;
-  Collective collective = Collective::none;
+  std::optional<Collective> collective;  // all_reduce or reduce_scatter, if the partial results meet
   FixedVector<std::uint8_t, max_mesh_axes> collective_axes;
   std::optional<NamedSharding> after_collective;
   // tensor nodes (their reshard) and boundaries (reduce, dot, constraint, concatenate): an earlier
@@ -41,10 +40,11 @@ inline bool computes_alike(NodePlan a, NodePlan b) {
   return a == b;
 }
 
-// An instruction's kind. A reshard that is one collective is its own kind; `reshard` is what moves
-// no data between devices (a local slice) or moves it by plain copies (between different meshes).
+// An instruction's kind. A collective (Step::collective says which) completes a reduction or is
+// one step of a sharding change; `reshard` is a sharding change's step that moves no data between
+// devices (a local slice) or moves it by plain copies (between different meshes).
 enum class StepKind : std::uint8_t {
-  reshard, kernel, all_reduce, reduce_scatter, all_gather, all_to_all, collective_permute,
+  reshard, kernel, collective,
   view,       // a reshape that reinterprets each device's block: no kernel, no data moved
   scan_carry  // a scan over a sharded axis: each block combines the last values of the one before it
 };
@@ -82,6 +82,7 @@ struct Step {
   std::optional<double> divide_by;                // a mean's count (0 too: 0 / 0 is NaN), divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
   bool with_index = false;                        // an argmax's all-reduce: values, then indices
+  Collective collective{};                        // collectives: which
   KernelFn run = nullptr;                         // kernels: attached on the plan's first run
 };
 
@@ -99,6 +100,11 @@ struct Plan {
   [[nodiscard]] int count(StepKind kind) const {
     int n = 0;
     for (auto const& s : steps) n += s.kind == kind;
+    return n;
+  }
+  [[nodiscard]] int count(Collective c) const {
+    int n = 0;
+    for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
     return n;
   }
   // Instructions, shapes, shardings and meshes, hashed: equal plans have equal fingerprints in

@@ -12,24 +12,22 @@
 // collective-permute when every device's new block is exactly a block some group member holds
 // (P('x', 'y') -> P('y', 'x') on a square mesh).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shard_layout.hpp"
+#include "tessel/plan/collective.hpp"
 
 namespace tessel::plan {
 
-enum class ReshardKind : std::uint8_t { local_slice, all_gather, all_to_all, collective_permute, copy };
-
-// "local slice", "all-gather", "all-to-all", "collective-permute", "copy"
-char const* name(ReshardKind kind);
-
-// One primitive step between two layouts over the same mesh axes. `axes` are the mesh axes the
-// collective's groups span (for a local slice: the axes newly split), in mesh order.
+// One primitive step between two layouts over the same mesh axes: a collective, or (none) a local
+// slice. `axes` are the mesh axes the collective's groups span (for a local slice: the axes newly
+// split), in mesh order.
 struct LayoutStep {
-  ReshardKind kind = ReshardKind::copy;
+  std::optional<Collective> collective;
   PartitionSpec from, to;
   ShardLayout::AxisList axes;
 };
@@ -114,33 +112,33 @@ constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, 
   PartitionSpec const& A = from.spec();
   PartitionSpec const& B = to.spec();
   if (!moved.empty() && gathered.empty() && sliced.empty()) {
-    auto kind = detail::blocks_permute(from, to, shape, moved) ? ReshardKind::collective_permute : ReshardKind::all_to_all;
+    auto kind = detail::blocks_permute(from, to, shape, moved) ? Collective::collective_permute : Collective::all_to_all;
     steps.push_back({kind, A, B, detail::sorted(moved)});
   } else if (added.empty()) {
-    steps.push_back({ReshardKind::all_gather, A, B, detail::sorted(removed)});
+    steps.push_back({Collective::all_gather, A, B, detail::sorted(removed)});
   } else if (removed.empty()) {
-    steps.push_back({ReshardKind::local_slice, A, B, detail::sorted(added)});
+    steps.push_back({std::nullopt, A, B, detail::sorted(added)});
   } else if (moved.empty() && !dim_with_both) {
     // Slicing first shrinks what the gather moves; legal when no dimension both loses and gains
     // axes (each dimension then only grows or only shrinks at its end).
     FixedVector<AxisList, max_rank> mid;
     for (std::size_t d = 0; d < rank; ++d) mid.push_back(from_dims[d].size() > common[d].size() ? from_dims[d] : to_dims[d]);
     PartitionSpec I = detail::spec_of(mesh, mid);
-    steps.push_back({ReshardKind::local_slice, A, I, detail::sorted(added)});
-    steps.push_back({ReshardKind::all_gather, I, B, detail::sorted(removed)});
+    steps.push_back({std::nullopt, A, I, detail::sorted(added)});
+    steps.push_back({Collective::all_gather, I, B, detail::sorted(removed)});
   } else {
     // Gather down to the common prefix, then slice: always legal, never the cheapest when axes
     // move (a fused all-to-all would move less).
     PartitionSpec C = detail::spec_of(mesh, common);
-    steps.push_back({ReshardKind::all_gather, A, C, detail::sorted(removed)});
-    steps.push_back({ReshardKind::local_slice, C, B, detail::sorted(added)});
+    steps.push_back({Collective::all_gather, A, C, detail::sorted(removed)});
+    steps.push_back({std::nullopt, C, B, detail::sorted(added)});
   }
   return steps;
 }
 
 // One step with the meshes and sizes filled in.
 struct ReshardStep {
-  ReshardKind kind;
+  std::optional<Collective> collective;  // none: a local slice, or a copy between meshes
   NamedSharding from, to;
   ShardLayout::AxisList axes;  // empty for steps between different meshes
   int group;                   // devices per group (1 for a local slice)
@@ -148,6 +146,7 @@ struct ReshardStep {
   // collective-permute, one block; local slice, the block kept; copy, the most any device sends
   // or receives.
   double bytes;
+  bool copy = false;  // between different meshes, by box copies (no collective)
 };
 
 // The steps for any two shardings (of the same devices or not); empty when nothing moves and the

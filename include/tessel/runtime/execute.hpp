@@ -14,10 +14,14 @@ namespace tessel {
 
 // What the executor ran, counted per logical step (a kernel on 8 devices counts once).
 struct ExecutionCounts {
-  long kernels = 0, all_reduces = 0, reduce_scatters = 0, reshards = 0;
-  // Reshard steps (each sharding change also counted once in `reshards`) that ran as one collective.
-  long all_gathers = 0, all_to_alls = 0, permutes = 0;
+  long kernels = 0;
+  long reshards = 0;  // sharding changes (each may run as several steps)
+  // Collectives run, of each kind (reduction collectives and sharding changes' steps alike).
+  plan::PerCollective<long> collectives;
   long row_cached_kernels = 0;  // kernels that computed a shared subexpression once per row
+
+  long& operator[](plan::Collective c) { return collectives[c]; }
+  long operator[](plan::Collective c) const { return collectives[c]; }
 };
 ExecutionCounts& execution_counts();
 

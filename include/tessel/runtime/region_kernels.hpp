@@ -283,7 +283,7 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
     launch_reduce<typename E::tag::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
                                      reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
                                      static_cast<int>(n.axes.empty() ? 1 : n.axes.size()),
-                                     p.collective == plan::Collective::none ? count : 1);
+                                     p.collective ? 1 : count);
   }
   fence_all_devices();
   state.values[static_cast<std::size_t>(step.node)] = partial;

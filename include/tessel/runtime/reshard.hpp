@@ -14,7 +14,7 @@ namespace tessel::detail {
 
 struct Resharded {
   std::shared_ptr<TensorImpl> tensor;
-  std::optional<plan::ReshardKind> collective;  // the collective that ran, if one did
+  std::optional<plan::Collective> collective;  // the collective that ran, if one did
 };
 
 Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const& target);

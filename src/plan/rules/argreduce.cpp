@@ -20,7 +20,7 @@ class ArgReduceRules final : public OpRules {
     NodePlan& plan = p.plan(i);
     plan.partial = partial;
     plan.collective_axes = axes;
-    plan.collective = axes.empty() ? Collective::none : Collective::all_reduce;
+    if (!axes.empty()) plan.collective = Collective::all_reduce;
     plan.after_collective = partial;
     Planner::settle(plan, partial, req);
   }
@@ -36,13 +36,13 @@ class ArgReduceRules final : public OpRules {
           std::format("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
                       type_text(n), to_string(partial.spec()), mesh.num_devices()),
           std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)});
-    if (p.collective != Collective::none) {
+    if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
       double bytes = count * static_cast<double>(s.node(c).dtype_bytes + 4);
       double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +
                   s.model.all_reduce_us(count * 4, group);
-      Step& st = s.add(StepKind::all_reduce, i, mesh.num_devices(),
+      Step& st = s.add(Collective::all_reduce, i, mesh.num_devices(),
                        std::format("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
                                    "the best: {:.0f} bytes per device, est {:.1f} us",
                                    n.op, axes_text(mesh, p.collective_axes), group, bytes, us),
