@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "planner.hpp"
-#include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel::plan {
 

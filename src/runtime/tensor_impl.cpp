@@ -168,8 +168,4 @@ std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, Named
   return t;
 }
 
-NamedSharding single_device_sharding(int device_id) {
-  return NamedSharding(Mesh(MeshAxes({1}, {"device"}), {device_id}), P());
-}
-
 }  // namespace tessel::detail

@@ -44,4 +44,10 @@ inline NamedSharding replicated(Mesh const& mesh) { return NamedSharding(mesh, P
 // "NamedSharding(mesh=('dp': 4, 'mp': 2), spec=P('dp', None))"
 std::string to_string(NamedSharding const& sharding);
 
+namespace detail {
+// The mesh of one device, for tensors placed without a sharding (JAX's default device;
+// src/core/mesh.cpp).
+NamedSharding single_device_sharding(int device_id = 0);
+}  // namespace detail
+
 }  // namespace tessel

@@ -90,10 +90,4 @@ auto matmul(A const& a, B const& b) {
   return dot_general(a, b, detail::matmul_dims(as_node(a).shape(), as_node(b).shape()));
 }
 
-template <Element T>
-template <class B>
-auto Tensor<T>::matmul(B const& b) const {
-  return tessel::matmul(*this, b);
-}
-
 }  // namespace tessel

@@ -10,6 +10,14 @@
 //   kernel  - by an untyped kernel of its own, `void NAME_kernel(Plan const&, Step const&,
 //             RunState&)` in src/runtime/kernels/NAME.cpp; a boundary of the regions around it;
 //   moves   - by reshard steps alone (a sharding constraint).
+//
+// Adding an op (take, for example):
+//   1. include/tessel/expr/take.hpp: its tag (kind, Data, shape, name, describe, sign; node.hpp)
+//      and the user function that builds the node (shape checks in src/expr/checks.cpp);
+//   2. src/plan/rules/gather.cpp: its sharding rule and its steps (OpRules, ending with
+//      TESSEL_RULES(gather, GatherRules));
+//   3. src/runtime/kernels/gather.cpp: gather_kernel (only for `kernel` ops);
+//   and one line here. CMake picks up the two .cpp files by their folders.
 #include <cstdint>
 
 #define TESSEL_OPS(OP)                                                                                       \

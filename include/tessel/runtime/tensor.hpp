@@ -29,6 +29,10 @@ struct Shard {
   std::shared_ptr<void const> owner;
 };
 
+// jnp.matmul, lazily: expr/dot.hpp (Tensor::matmul calls it).
+template <class A, class B>
+auto matmul(A const& a, B const& b);
+
 template <Element T>
 class Tensor {
  public:
@@ -80,9 +84,11 @@ class Tensor {
   // Gathers into caller-provided memory of exactly size() elements.
   void copy_to_host(std::span<T> out) const { detail::gather(*impl_, out.data(), out.size(), dtype()); }
 
-  // self @ b, lazily (jnp.matmul; defined in expr/dot.hpp).
+  // self @ b, lazily (jnp.matmul, expr/dot.hpp).
   template <class B>
-  auto matmul(B const& b) const;
+  auto matmul(B const& b) const {
+    return tessel::matmul(*this, b);
+  }
 
   [[nodiscard]] detail::TensorImpl const& impl() const { return *impl_; }
   [[nodiscard]] std::shared_ptr<detail::TensorImpl const> const& impl_ptr() const { return impl_; }

@@ -48,7 +48,5 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
 // Calls fill(index, host_block) once per distinct shard (replicas are copied device to device).
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill);
-// The mesh of one device, for tensors placed without a sharding (JAX's default device).
-NamedSharding single_device_sharding(int device_id = 0);
 
 }  // namespace tessel::detail

@@ -1,0 +1,85 @@
+// Meshes: the checks of a device list, and make_mesh over the process's devices (their count is
+// core/device_count.hpp's; the devices themselves are the runtime's).
+#include "tessel/core/mesh.hpp"
+
+#include <algorithm>
+#include <format>
+#include <vector>
+
+#include "tessel/core/device_count.hpp"
+#include "tessel/core/error.hpp"
+#include "tessel/core/named_sharding.hpp"
+
+namespace tessel {
+
+Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) {
+  if (static_cast<int>(device_ids.size()) != axes_.num_devices())
+    throw Error(std::format("mesh {} needs {} devices but {} device ids were given", to_string(axes_),
+                            axes_.num_devices(), device_ids.size()));
+  int n = device_count();
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  for (int id : device_ids) {
+    if (id < 0 || id >= n)
+      throw Error(std::format("mesh {}: device {} does not exist: this process has {} devices (0..{})",
+                              to_string(axes_), id, n, n - 1));
+    if (seen[static_cast<std::size_t>(id)])
+      throw Error(std::format("mesh {}: device {} appears twice in the device list", to_string(axes_), id));
+    seen[static_cast<std::size_t>(id)] = true;
+  }
+  device_ids_ = std::make_shared<std::vector<int> const>(std::move(device_ids));
+}
+
+bool same_devices(Mesh const& a, Mesh const& b) {
+  auto sorted = [](Mesh const& m) {
+    std::vector<int> v(m.device_ids().begin(), m.device_ids().end());
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return a == b || sorted(a) == sorted(b);
+}
+
+int Mesh::axis_size(std::string_view name) const {
+  auto a = axes_.find(name);
+  if (!a) throw Error(std::format("mesh {} has no axis '{}'", to_string(axes_), name));
+  return axes_.size(*a);
+}
+
+Mesh make_mesh(MeshAxes axes) {
+  int n = device_count();
+  if (axes.num_devices() != n)
+    throw Error(std::format("make_mesh: mesh {} needs {} devices but this process has {} (set TESSEL_NUM_DEVICES "
+                            "or call tessel::set_device_count, or pass the device ids to use)",
+                            to_string(axes), axes.num_devices(), n));
+  std::vector<int> ids(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
+  return Mesh(std::move(axes), std::move(ids));
+}
+
+Mesh make_mesh(MeshAxes axes, std::vector<int> device_ids) { return Mesh(std::move(axes), std::move(device_ids)); }
+
+namespace {
+MeshAxes axes_from(std::initializer_list<int> shape, std::initializer_list<AxisName> names) {
+  MeshSizes sizes;
+  for (int s : shape) sizes.push_back(s);
+  MeshNames ns;
+  for (auto const& n : names) ns.push_back(n);
+  return MeshAxes(sizes, ns);
+}
+}  // namespace
+
+Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName> axis_names) {
+  return make_mesh(axes_from(shape, axis_names));
+}
+Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName> axis_names,
+               std::vector<int> device_ids) {
+  return Mesh(axes_from(shape, axis_names), std::move(device_ids));
+}
+
+namespace detail {
+
+NamedSharding single_device_sharding(int device_id) {
+  return NamedSharding(Mesh(MeshAxes({1}, {"device"}), {device_id}), P());
+}
+
+}  // namespace detail
+}  // namespace tessel
