@@ -21,6 +21,7 @@
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/argreduce.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/jit.hpp"
 #include "tessel/runtime/device_put.hpp"

@@ -8,6 +8,8 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/distributed.hpp"
+#include "distributed/world.hpp"
 
 namespace tessel {
 namespace {
@@ -47,25 +49,46 @@ std::vector<ExecSpace> make_instances(int n) {
 
 }  // namespace
 
-int device_count() {
+int local_device_count() {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   if (r.count < 0) r.count = count_from_environment();
   return r.count;
 }
 
+int device_count() { return local_device_count() * distributed::process_count(); }
+
 void set_device_count(int n) {
   if (n < 1) throw Error(std::format("set_device_count({}): a process needs at least 1 device", n));
+  if (distributed::process_count() > 1)
+    throw Error(std::format("set_device_count({}): this is one of {} processes, whose device counts were agreed at "
+                            "start-up; set TESSEL_NUM_DEVICES for every process instead",
+                            n, distributed::process_count()));
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   r.count = n;
   r.devices.clear();
 }
 
+bool is_local_device(int id) {
+  int local = local_device_count();
+  return id >= 0 && id / local == distributed::process_index() && id < device_count();
+}
+
 Device const& device(int id) {
+  int local = local_device_count();
   int n = device_count();
-  if (id < 0 || id >= n)
-    throw Error(std::format("device {} does not exist: this process has {} devices (0..{})", id, n, n - 1));
+  if (id < 0 || id >= n) {
+    if (distributed::process_count() == 1)
+      throw Error(std::format("device {} does not exist: this process has {} devices (0..{})", id, n, n - 1));
+    throw Error(std::format("device {} does not exist: the {} processes have {} devices (0..{})", id,
+                            distributed::process_count(), n, n - 1));
+  }
+  int first = distributed::process_index() * local;
+  if (id < first || id >= first + local)
+    throw Error(std::format("device {} belongs to process {}; this is process {} of {}, with devices {}..{}", id,
+                            distributed::process_of(id), distributed::process_index(), distributed::process_count(),
+                            first, first + local - 1));
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   if (r.devices.empty()) {
@@ -74,10 +97,10 @@ Device const& device(int id) {
                   "read or computed with");
     if (!Kokkos::is_initialized())
       throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
-    auto instances = make_instances(n);
-    for (int i = 0; i < n; ++i) r.devices.push_back(Device{i, instances[static_cast<std::size_t>(i)]});
+    auto instances = make_instances(local);
+    for (int i = 0; i < local; ++i) r.devices.push_back(Device{first + i, instances[static_cast<std::size_t>(i)]});
   }
-  return r.devices[static_cast<std::size_t>(id)];
+  return r.devices[static_cast<std::size_t>(id - first)];
 }
 
 void fence_all_devices() { Kokkos::fence("tessel::fence_all_devices"); }
@@ -86,10 +109,13 @@ std::string_view platform_name() {
   return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? "cpu" : "gpu";
 }
 
+// Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
 ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {
+  if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize();
 }
 ScopeGuard::ScopeGuard(int& argc, char* argv[]) : owns_kokkos_(!Kokkos::is_initialized()) {
+  if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize(argc, argv);
 }
 ScopeGuard::~ScopeGuard() {
@@ -99,7 +125,10 @@ ScopeGuard::~ScopeGuard() {
     r.devices.clear();  // instances hold Kokkos resources
   }
   detail::release_pooled_memory();
-  if (owns_kokkos_) Kokkos::finalize();
+  if (owns_kokkos_) {
+    Kokkos::finalize();
+    distributed::finalize();
+  }
 }
 
 }  // namespace tessel

@@ -15,6 +15,8 @@
 #include "tessel/runtime/reshard.hpp"
 #include "tessel/runtime/scan.hpp"
 #include "kernels/kernel.hpp"
+#include "distributed/world.hpp"
+#include "tessel/runtime/distributed.hpp"
 
 namespace tessel {
 
@@ -41,7 +43,7 @@ ImplPtr complete_reduce(ImplPtr const& partial, plan::Collective kind, NamedShar
   auto out = TensorImpl::allocate(partial->shape, partial->dtype, to);
   // Devices that differ only in their coordinates on the collective's axes form a group.
   auto groups = device_groups(mesh.axes(), axes);
-  auto& collectives = in_process_collectives();
+  auto& collectives = tessel::collectives();
   bool const all_reduce = kind == plan::Collective::all_reduce;
   for (auto const& positions : groups) {
     std::vector<GroupMember> members;
@@ -65,6 +67,7 @@ void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
     using T = decltype(type_tag);
     T d = static_cast<T>(divisor);
     for (auto const& shard : t.shards) {
+      if (!shard.addressable) continue;
       auto* data = reinterpret_cast<T*>(shard.bytes.data());
       auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
       for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] /= d; });
@@ -178,7 +181,40 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
   return plan::same_attributes(x, y) && children_alike();
 }
 
+namespace {
+// On a plan's first run, every process must be about to run the same instructions: otherwise the
+// collectives would pair up wrongly and hang (as JAX does). Compared by fingerprint, once per plan.
+// Whether the plan's devices are on more than one process. A plan on one process's devices runs
+// there alone (the others skip every shard), with nothing to agree on; every process answers alike.
+bool spans_processes(plan::Plan const& plan) {
+  int first = -1;
+  for (auto const& n : plan.nodes)
+    if (n.out)
+      for (int id : n.out->mesh().device_ids()) {
+        int p = distributed::process_of(id);
+        if (first < 0) first = p;
+        else if (p != first) return true;
+      }
+  return false;
+}
+
+void agree_on_plan(plan::Plan const& plan) {
+  if (distributed::process_count() == 1 || !spans_processes(plan)) return;
+  std::uint64_t mine = plan.fingerprint();
+  auto all = distributed::all_gather_word(mine);
+  if (std::all_of(all.begin(), all.end(), [&](auto f) { return f == all[0]; })) return;
+  std::string list;
+  for (std::size_t p = 0; p < all.size(); ++p) list += std::format("{}process {}: {:016x}", p ? ", " : "", p, all[p]);
+  throw Error(std::format("tessel: the processes are about to run different plans ({}); every process must run the "
+                          "same program on the same shapes, shardings and meshes. This process's plan (process {}), "
+                          "whose first instruction is '{}':\n{}",
+                          list, distributed::process_index(), plan.steps.empty() ? "" : plan.steps.front().label,
+                          plan::to_string(plan)));
+}
+}  // namespace
+
 void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& regions) {
+  agree_on_plan(plan);
   for (auto& step : plan.steps) {
     if (step.kind != plan::StepKind::kernel) continue;
     NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;

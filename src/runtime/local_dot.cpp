@@ -83,7 +83,7 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
                             "of the BLAS interface; shard the operands over more devices",
                             m, k, k, n));
   fence_all_devices();  // the operands may still be being written
-  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(out)) {
     auto const& exec = device(out.shards[pos].device).exec;
     auto const* a = reinterpret_cast<T const*>(lhs.shards[pos].bytes.data());
     auto const* b = reinterpret_cast<T const*>(rhs.shards[pos].bytes.data());

@@ -41,7 +41,7 @@ std::vector<PermutePair> permute_pairs(GroupArgs const& g) {
 }
 
 void run(plan::Collective kind, DType dtype, GroupArgs const& g) {
-  auto& c = in_process_collectives();
+  auto& c = collectives();
   switch (kind) {
     case plan::Collective::all_gather: c.all_gather(dtype, g.members, g.in_boxes); break;
     case plan::Collective::all_to_all: c.all_to_all(dtype, g.members, g.in_boxes, g.out_boxes); break;

@@ -7,21 +7,25 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "distributed/world.hpp"
 
 namespace tessel::detail {
 namespace {
 
 constexpr bool host_accessible = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 
-// For each mesh position, the first position holding the same box: data is moved into that one
-// and replicas are copied from it, so replicated shards cost one transfer from the host.
-std::vector<std::size_t> first_holders(TensorImpl const& t) {
+// For each mesh position, the first position holding the same box (of this process's positions
+// only, when `local`; another process's positions are then their own): data is moved into that
+// one and replicas are copied from it, so replicated shards cost one transfer from the host.
+std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) {
   std::vector<std::size_t> first(t.shards.size());
   for (std::size_t i = 0; i < t.shards.size(); ++i) {
     first[i] = i;
+    if (local && !t.shards[i].addressable) continue;
     for (std::size_t j = 0; j < i; ++j)
-      if (t.shards[j].index == t.shards[i].index) {
+      if (t.shards[j].index == t.shards[i].index && (!local || t.shards[j].addressable)) {
         first[i] = j;
         break;
       }
@@ -49,6 +53,17 @@ void check_host_data(char const* what, HostBytes const& host, Shape const& shape
 
 void throw_null_tensor() { throw Error("tessel::Tensor: built from a null TensorImpl"); }
 
+bool TensorImpl::fully_addressable() const {
+  return std::all_of(shards.begin(), shards.end(), [](ShardBuffer const& s) { return s.addressable; });
+}
+
+std::vector<std::size_t> local_positions(TensorImpl const& t) {
+  std::vector<std::size_t> out;
+  for (std::size_t pos = 0; pos < t.shards.size(); ++pos)
+    if (t.shards[pos].addressable) out.push_back(pos);
+  return out;
+}
+
 std::size_t TensorImpl::shard_bytes() const {
   return static_cast<std::size_t>(sharding.shard_shape(shape).num_elements()) * size_of(dtype);
 }
@@ -60,6 +75,11 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   Mesh const& mesh = sharding.mesh();
   for (int flat = 0; flat < mesh.num_devices(); ++flat) {
     int id = mesh.device_id(flat);
+    if (!is_local_device(id)) {
+      if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
+      t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(), nullptr, false});
+      continue;
+    }
     device(id);  // fails clearly for a mesh built before the device count shrank
     std::shared_ptr<std::byte> memory;
     try {
@@ -80,11 +100,11 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
 std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding) {
   check_host_data("device_put", host, shape, dtype);
   auto t = TensorImpl::allocate(shape, dtype, sharding);
-  auto first = first_holders(*t);
+  auto first = first_holders(*t, true);
   Box const whole = Box::whole(shape);
   auto const* src = static_cast<std::byte const*>(host.data);
   for (std::size_t i = 0; i < t->shards.size(); ++i) {
-    if (first[i] != i) continue;
+    if (first[i] != i || !t->shards[i].addressable) continue;
     ShardBuffer& s = t->shards[i];
     if constexpr (host_accessible) {
       copy_region(device(s.device).exec, src, whole, s.bytes.data(), s.index, s.index, size_of(dtype));
@@ -116,24 +136,68 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
   check_reshard_devices(source, target);
   auto t = TensorImpl::allocate(source.shape, source.dtype, target);
   auto src_first = first_holders(source);
+  std::size_t const element = size_of(source.dtype);
+  // Every process walks the same (target block, source block) pairs in the same order, so the
+  // messages between two processes match; each part crosses processes only when the target's
+  // process holds no replica of the source block.
+  distributed::Exchange exchange;
+  struct Arrival {
+    std::vector<std::byte> packed;
+    Box region;
+    ShardBuffer* dst;
+  };
+  std::vector<Arrival> arrivals;
+  std::vector<std::vector<std::byte>> departures;
   for (auto& dst : t->shards) {
+    int const dst_process = distributed::process_of(dst.device);
     for (std::size_t j = 0; j < source.shards.size(); ++j) {
       if (src_first[j] != j) continue;
-      // Read the block from the replica on the destination device when there is one: a local copy.
+      Box region = intersect(source.shards[j].index, dst.index);
+      if (region.empty()) continue;
+      // The replica to read: one on the target's device, else one in the target's process (a
+      // local copy either way), else the first.
       ShardBuffer const* src = &source.shards[j];
-      for (std::size_t k = j; k < source.shards.size(); ++k)
-        if (src_first[k] == j && source.shards[k].device == dst.device) src = &source.shards[k];
-      Box region = intersect(src->index, dst.index);
-      copy_region(device(dst.device).exec, src->bytes.data(), src->index, dst.bytes.data(), dst.index, region,
-                  size_of(source.dtype));
-    }
+      for (std::size_t k = j; k < source.shards.size(); ++k) {
+        ShardBuffer const& r = source.shards[k];
+        if (src_first[k] != j) continue;
+        if (r.device == dst.device) {
+          src = &r;
+          break;
+        }
+        if (distributed::process_of(r.device) == dst_process && distributed::process_of(src->device) != dst_process)
+          src = &r;
+      }
+      int const src_process = distributed::process_of(src->device);
+      if (dst.addressable && src->addressable) {
+        copy_region(device(dst.device).exec, src->bytes.data(), src->index, dst.bytes.data(), dst.index, region,
+                    element);
+      } else if (dst.addressable) {
+        auto& a = arrivals.emplace_back(
+            Arrival{std::vector<std::byte>(static_cast<std::size_t>(region.num_elements()) * element), region, &dst});
+        exchange.receive(src_process, a.packed.data(), a.packed.size());
+      } else if (src->addressable) {
+        auto& packed = departures.emplace_back(static_cast<std::size_t>(region.num_elements()) * element);
+        copy_region(device(src->device).exec, src->bytes.data(), src->index, packed.data(), region, region, element);
+        device(src->device).exec.fence();
+        exchange.send(dst_process, packed.data(), packed.size());
+      }
+          }
   }
+  exchange.wait();
+  for (auto& a : arrivals)
+    copy_region(device(a.dst->device).exec, a.packed.data(), a.region, a.dst->bytes.data(), a.dst->index, a.region,
+                element);
   fence_all_devices();
   return t;
 }
 
 void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype) {
   check_host_data("gather", HostBytes{out, count, dtype}, source.shape, source.dtype);
+  if (!source.fully_addressable())
+    throw Error(std::format("to_host: the {} tensor of shape {} sharded {} is not fully addressable: process {} holds "
+                            "{} of its {} shards; use tessel::process_allgather(tensor) to bring it to every process",
+                            name(source.dtype), to_string(source.shape), to_string(source.sharding),
+                            distributed::process_index(), local_positions(source).size(), source.shards.size()));
   auto first = first_holders(source);
   Box const whole = Box::whole(source.shape);
   auto* dst = static_cast<std::byte*>(out);
@@ -154,9 +218,9 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill) {
   auto t = TensorImpl::allocate(shape, dtype, sharding);
-  auto first = first_holders(*t);
+  auto first = first_holders(*t, true);
   for (std::size_t i = 0; i < t->shards.size(); ++i) {
-    if (first[i] != i) continue;
+    if (first[i] != i || !t->shards[i].addressable) continue;
     ShardBuffer& s = t->shards[i];
     // On host backends the mirror is the shard itself, so the callback writes in place.
     auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);

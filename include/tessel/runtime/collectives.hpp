@@ -1,7 +1,8 @@
 #pragma once
-// Collectives between the devices of a group. One interface, several implementations: in-process
-// (logical devices of one process, over Kokkos kernels; here) and MPI (one process per device or
-// host; to come). The planner decides which collective runs; this layer only moves and combines.
+// Collectives between the devices of a group. One interface, several implementations, each in
+// src/runtime/collectives/: in-process (logical devices of one process, over Kokkos kernels) and
+// across processes (MPI: members on several processes). The planner decides which collective
+// runs; this layer only moves and combines.
 //
 // Every buffer is row-major over a box of the global index space (the box it "holds"), with
 // elements of `dtype`. A member's `out` must not overlap any member's `in` or another member's
@@ -20,7 +21,9 @@
 
 namespace tessel {
 
-// One member of a group: its device, the buffer it contributes and the buffer it receives.
+// One member of a group: its device, the buffer it contributes and the buffer it receives. A
+// member on another process (runtime/distributed.hpp) has null buffers; a null `out` receives
+// nothing.
 struct GroupMember {
   int device;
   std::byte const* in;
@@ -63,5 +66,8 @@ class Collectives {
 
 // Logical devices of this process.
 Collectives& in_process_collectives();
+// Any group: members of several processes go over MPI (each process calls the collective with the
+// same group and boxes, its own members' buffers set), members of this process alone in process.
+Collectives& collectives();
 
 }  // namespace tessel

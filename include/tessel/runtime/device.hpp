@@ -19,8 +19,11 @@ struct Device {
   ExecSpace exec;  // kernels and copies for this device's shards are enqueued here
 };
 
-// The device with this id; fails naming the id and the device count when there is none.
+// The device with this (global) id; fails naming the id and the device count when there is none,
+// and naming the process that holds it when it is another process's.
 Device const& device(int id);
+// Whether this process holds the device (runtime/distributed.hpp).
+bool is_local_device(int id);
 // Waits for every device's queued work.
 void fence_all_devices();
 // "cpu" on host backends, "gpu" on CUDA and HIP: what visualize_array_sharding prints.

@@ -230,7 +230,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   bool const rows = b.has_row_fusion<E>(base);
   bool const cached = rows && b.row_cache_applies<E>(base);
   char const* label = step.label.c_str();
-  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(*out)) {
     Space space = make_space(local, nullptr);
     auto ev = b.bind<E>(base, static_cast<int>(pos), local, space);
     std::vector<std::int64_t*> strides;
@@ -275,7 +275,7 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
   std::int64_t count = 1;
   for (auto a : n.axes) count *= in_shape[a];
   Binder const b{plan, state};
-  for (std::size_t pos = 0; pos < partial->shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(*partial)) {
     Space space = make_space(in_local, &n.axes);
     auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
     // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the

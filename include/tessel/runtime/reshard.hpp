@@ -1,7 +1,7 @@
 #pragma once
 // Resharding by collectives: when a sharding change is one collective (plan/reshard.hpp: an
 // all-gather, an all-to-all or a collective-permute), it runs as that collective of
-// in_process_collectives() over the groups of its mesh axes; anything else (local slices,
+// collectives() over the groups of its mesh axes; anything else (local slices,
 // compositions, moves between meshes of different devices' blocks) runs as box copies. Both give
 // the same bits.
 #include <memory>

@@ -62,11 +62,12 @@ class Tensor {
   [[nodiscard]] static constexpr DType dtype() { return dtype_of<T>; }
   [[nodiscard]] NamedSharding const& sharding() const { return impl_->sharding; }
 
-  // Every device's shard, in mesh order (replicated shards appear once per device holding them).
+  // This process's shards, in mesh order (replicated shards appear once per device holding them).
   [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
     std::vector<Shard<T>> out;
     Shape local = impl_->sharding.shard_shape(impl_->shape);
     for (auto const& s : impl_->shards) {
+      if (!s.addressable) continue;
       // Shards are stored untyped; the typed view is unmanaged, so the Shard holds the tensor.
       Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> typed(reinterpret_cast<T*>(s.bytes.data()),
                                                                 static_cast<std::size_t>(local.num_elements()));
@@ -75,7 +76,11 @@ class Tensor {
     return out;
   }
 
-  // Gathers the whole tensor to the host, row-major.
+  // Whether this process holds every shard (jax.Array.is_fully_addressable; always, in one process).
+  [[nodiscard]] bool is_fully_addressable() const { return impl_->fully_addressable(); }
+
+  // Gathers the whole tensor to the host, row-major; fails when the tensor is not fully addressable
+  // (see process_allgather, runtime/distributed.hpp).
   [[nodiscard]] std::vector<T> to_host() const {
     std::vector<T> out(static_cast<std::size_t>(size()));
     copy_to_host(out);

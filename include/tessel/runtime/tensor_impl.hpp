@@ -16,23 +16,31 @@ namespace tessel::detail {
 
 using ByteView = Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged>;
 
+// One mesh position's block. Another process's block (runtime/distributed.hpp) is known by its
+// device and box only: no memory here, `addressable` false.
 struct ShardBuffer {
-  int device;                          // device id
+  int device;                          // global device id
   Box index;                           // the global index range held, row-major inside `bytes`
   ByteView bytes;                      // shard_shape().num_elements() * size_of(dtype) bytes
   std::shared_ptr<std::byte> memory;   // owns `bytes` (pooled); replicas have their own
+  bool addressable = true;             // on one of this process's devices
 };
 
 struct TensorImpl {
   Shape shape;
   DType dtype;
   NamedSharding sharding;
-  std::vector<ShardBuffer> shards;  // one per mesh position, in mesh order
+  std::vector<ShardBuffer> shards;  // one per mesh position, in mesh order (see ShardBuffer)
 
   // Shards with uninitialized memory; fails (before allocating) when the sharding cannot tile shape.
   static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding);
   [[nodiscard]] std::size_t shard_bytes() const;
+  // Whether this process holds every shard (jax.Array.is_fully_addressable).
+  [[nodiscard]] bool fully_addressable() const;
 };
+
+// The mesh positions of t's shards this process holds, in order: what every per-device loop walks.
+std::vector<std::size_t> local_positions(TensorImpl const& t);
 
 // Host data as the user passed it: element type known only at run time, so a mismatch with the
 // requested dtype is a clear error rather than a reinterpretation.

@@ -38,7 +38,7 @@ struct Dims {
 
 template <bool Max, class T>
 void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& value, char const* label) {
-  for (std::size_t pos = 0; pos < in.shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(in)) {
     Dims d = dims;
     for (int k = 0; k < d.rank; ++k) d.start[k] = in.shards[pos].index[static_cast<std::size_t>(k)].start;
     std::int64_t outputs = 1, per = 1;
@@ -123,7 +123,7 @@ std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl cons
   auto out = TensorImpl::allocate(index.shape, DType::int32, index.sharding);
   visit(value.dtype, [&](auto tag) {
     using T = decltype(tag);
-    for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+    for (std::size_t pos : local_positions(*out)) {
       auto const* idx = reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data());
       T const* val = reinterpret_cast<T const*>(value.shards[pos].bytes.data());
       T const* win = reinterpret_cast<T const*>(winner.shards[pos].bytes.data());

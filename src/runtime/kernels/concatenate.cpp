@@ -13,7 +13,7 @@ void concatenate_kernel(plan::Plan const& plan, plan::Step const& step, RunState
   auto out = TensorImpl::allocate(k.node().shape, k.operand(0)->dtype, *k.node_plan().after_collective);
   Box dst_box = Box::whole(out->sharding.shard_shape(out->shape));
   std::size_t element = size_of(out->dtype);
-  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(*out)) {
     auto const& exec = device(out->shards[pos].device).exec;
     std::int64_t at = 0;
     for (std::size_t o = 0; o < step.operands.size(); ++o) {

@@ -21,7 +21,7 @@ void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_
   std::int64_t const len = tl[axis], n = table.shape[axis];
   T const fill = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
   T const elsewhere = std::numeric_limits<T>::is_iec559 ? T(-0.0) : T(0);  // the identity of a sum, -0.0 included
-  for (std::size_t pos = 0; pos < out.shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(out)) {
     auto const& ts = table.shards[pos];
     std::int64_t const lo = ts.index[axis].start, hi = ts.index[axis].stop;
     bool const first = lo == 0;

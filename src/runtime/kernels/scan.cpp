@@ -3,6 +3,8 @@
 #include "tessel/runtime/scan.hpp"
 
 #include "kernel.hpp"
+#include "tessel/runtime/distributed.hpp"
+#include "../distributed/world.hpp"
 
 #include <algorithm>
 #include <format>
@@ -41,7 +43,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   Lines l = lines_of(in.sharding.shard_shape(in.shape), axis);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
-    for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+    for (std::size_t pos : local_positions(*out)) {
       T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
       T* dst = reinterpret_cast<T*>(out->shards[pos].bytes.data());
       for_each_index(device(out->shards[pos].device).exec, label, l.outer * l.inner, l.outer * l.inner * l.length,
@@ -94,16 +96,43 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
       for (auto const& chain : chains) {
         auto const& members = chain.second;
         for (std::size_t k = 1; k < members.size(); ++k) {
-          T const* before = reinterpret_cast<T const*>(t.shards[members[k - 1]].bytes.data());
+          auto const& prev = t.shards[members[k - 1]];
           auto& cur = t.shards[members[k]];
-          T* block = reinterpret_cast<T*>(cur.bytes.data());
+          std::int64_t const n = l.outer * l.length * l.inner;
           // Each block waits for the one before it: the carry runs down the axis in order.
           fence_all_devices();
-          for_each_index(device(cur.device).exec, label, l.outer * l.length * l.inner, l.outer * l.length * l.inner,
-                         KOKKOS_LAMBDA(std::int64_t f) {
-                           std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-                           block[f] = xla::combine<Op>(before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
-                         });
+          if (prev.addressable && cur.addressable) {
+            T const* before = reinterpret_cast<T const*>(prev.bytes.data());
+            T* block = reinterpret_cast<T*>(cur.bytes.data());
+            for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
+              std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
+              block[f] = xla::combine<Op>(before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
+            });
+          } else if (prev.addressable || cur.addressable) {
+            // The link crosses processes: the block before sends its last slice (outer x inner),
+            // once carried itself; every process walks the links in the same order, so the
+            // earliest unfinished link always has both its processes waiting on it.
+            std::vector<T> last(static_cast<std::size_t>(l.outer * l.inner));
+            distributed::Exchange exchange;
+            if (prev.addressable) {
+              T const* before = reinterpret_cast<T const*>(prev.bytes.data());
+              for (std::int64_t o = 0; o < l.outer; ++o)
+                for (std::int64_t i = 0; i < l.inner; ++i)
+                  last[static_cast<std::size_t>(o * l.inner + i)] = before[(o * l.length + l.length - 1) * l.inner + i];
+              exchange.send(distributed::process_of(cur.device), last.data(), last.size() * sizeof(T));
+              exchange.wait();
+            } else {
+              exchange.receive(distributed::process_of(prev.device), last.data(), last.size() * sizeof(T));
+              exchange.wait();
+              T const* carried = last.data();
+              T* block = reinterpret_cast<T*>(cur.bytes.data());
+              for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
+                std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
+                block[f] = xla::combine<Op>(carried[o * l.inner + i], block[f]);
+              });
+              device(cur.device).exec.fence();  // `last` ends with this scope
+            }
+          }
         }
       }
     });

@@ -15,7 +15,7 @@ void view_copy(KernelArgs const& k) {
   ImplPtr const& in = k.operand(0);
   auto out = TensorImpl::allocate(n.shape, in->dtype, own);
   Shape local = own.shard_shape(n.shape);
-  for (std::size_t pos = 0; pos < out->shards.size(); ++pos) {
+  for (std::size_t pos : local_positions(*out)) {
     Space space = make_space(local, nullptr);
     LeafEval<T> l = view_leaf<T>(n.view, in, static_cast<int>(pos), local, local, space);
     collapse(space, {l.stride});

@@ -304,8 +304,8 @@ class InProcess final : public Collectives {
     visit(dtype, [&]<class T>(T) {
       auto src = inputs<T>(group);
       Pointers<T> dst{};
-      dst.n = static_cast<int>(group.size());
-      for (std::size_t k = 0; k < group.size(); ++k) dst.ptr[k] = reinterpret_cast<T*>(group[k].out);
+      for (std::size_t k = 0; k < group.size(); ++k)
+        if (group[k].out) dst.ptr[dst.n++] = reinterpret_cast<T*>(group[k].out);
       visit(op, [&]<ReduceOp Op>() {
         if constexpr (host_backend) {
           combine_runs<T, Op>(device(group[0].device).exec, src, dst, p, 0, items);  // one thread pool
@@ -336,7 +336,7 @@ class InProcess final : public Collectives {
       auto src = inputs<T>(group);
       visit(op, [&]<ReduceOp Op>() {
         for (std::size_t k = 0; k < group.size(); ++k) {
-          if (pieces[k].empty()) continue;
+          if (pieces[k].empty() || !group[k].out) continue;
           Pointers<T> dst{};
           dst.n = 1;
           dst.ptr[0] = reinterpret_cast<T*>(group[k].out);
@@ -360,7 +360,8 @@ class InProcess final : public Collectives {
     // Member j's piece is read once, a chunk at a time, and written into every member's `out`, on
     // member j's execution space (on host backends, all pieces in one kernel).
     std::vector<std::byte*> outs;
-    for (auto const& m : group) outs.push_back(m.out);
+    for (auto const& m : group)
+      if (m.out) outs.push_back(m.out);
     CopyBatch batch;
     for (std::size_t j = 0; j < group.size(); ++j) {
       batch.add(group[j].in, pieces[j], whole, pieces[j], outs);
@@ -386,6 +387,7 @@ class InProcess final : public Collectives {
     // execution space (on host backends, all members in one kernel).
     CopyBatch batch;
     for (std::size_t k = 0; k < group.size(); ++k) {
+      if (!group[k].out) continue;
       std::byte* out[] = {group[k].out};
       for (std::size_t j = 0; j < group.size(); ++j)
         batch.add(group[j].in, in_boxes[j], out_boxes[k], intersect(out_boxes[k], in_boxes[j]), out);
@@ -427,6 +429,7 @@ class InProcess final : public Collectives {
     // two buffers have the same row-major layout, so the source's box stands for both.
     CopyBatch batch;
     for (auto [s, t] : pairs) {
+      if (!group[static_cast<std::size_t>(t)].out) continue;
       Box const& from = in_boxes[static_cast<std::size_t>(s)];
       std::byte* out[] = {group[static_cast<std::size_t>(t)].out};
       batch.add(group[static_cast<std::size_t>(s)].in, from, from, from, out);

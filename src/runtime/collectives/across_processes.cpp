@@ -1,0 +1,127 @@
+// Collectives whose members are on several processes. Each process sends its members' inputs to
+// the group's other processes and receives theirs (point to point, runtime/distributed), then runs
+// the in-process collective over the whole group with the received inputs in place of the remote
+// members' buffers, writing only its own members' outputs. The combining is the in-process code's,
+// in member order, so a result has the same bits however the devices are spread over processes.
+//
+// It moves every member's input to every process of the group, which is more than a ring needs
+// (an all-reduce moves (P - 1) x the block to each process instead of 2 (P - 1) / P): the simple,
+// deterministic first version. Host backends only (the received inputs are host memory).
+#include <algorithm>
+#include <format>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/distributed.hpp"
+#include "../distributed/world.hpp"
+
+namespace tessel {
+namespace {
+
+bool all_local(std::span<GroupMember const> group) {
+  return std::all_of(group.begin(), group.end(), [](GroupMember const& m) { return is_local_device(m.device); });
+}
+
+// The group as this process runs it in process: remote members read their received inputs and
+// write nothing, on one of this process's devices (the received copies are this process's memory).
+struct Staged {
+  std::vector<std::vector<std::byte>> received;
+  std::vector<GroupMember> group;
+  bool any_local = false;
+};
+
+// in_bytes[k]: the size of member k's input.
+Staged stage(std::span<GroupMember const> group, std::vector<std::size_t> const& in_bytes) {
+  Staged s;
+  s.group.assign(group.begin(), group.end());
+  s.received.resize(group.size());
+  int const me = distributed::process_index();
+  int local_device = -1;
+  std::vector<int> processes;
+  for (auto const& m : group) {
+    int p = distributed::process_of(m.device);
+    if (p == me && local_device < 0) local_device = m.device;
+    if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
+  }
+  s.any_local = local_device >= 0;
+  if (!s.any_local) return s;  // no member here: this process takes no part
+  fence_all_devices();         // the inputs are complete
+  distributed::Exchange exchange;
+  for (std::size_t k = 0; k < group.size(); ++k) {
+    int p = distributed::process_of(group[k].device);
+    if (p == me) {
+      for (int q : processes)
+        if (q != me) exchange.send(q, group[k].in, in_bytes[k]);
+    } else {
+      s.received[k].resize(in_bytes[k]);
+      exchange.receive(p, s.received[k].data(), in_bytes[k]);
+      s.group[k] = GroupMember{local_device, s.received[k].data(), nullptr};
+    }
+  }
+  exchange.wait();
+  return s;
+}
+
+std::size_t bytes_of(Box const& b, DType dtype) { return static_cast<std::size_t>(b.num_elements()) * size_of(dtype); }
+
+std::vector<std::size_t> sizes(std::span<Box const> boxes, DType dtype) {
+  std::vector<std::size_t> out;
+  for (auto const& b : boxes) out.push_back(bytes_of(b, dtype));
+  return out;
+}
+
+class AcrossProcesses final : public Collectives {
+ public:
+  [[nodiscard]] char const* name() const override { return "across processes"; }
+
+  void all_reduce(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held) override {
+    if (all_local(group)) return in_process_collectives().all_reduce(dtype, op, group, held);
+    auto s = stage(group, std::vector<std::size_t>(group.size(), bytes_of(held, dtype)));
+    if (s.any_local) in_process_collectives().all_reduce(dtype, op, s.group, held);
+  }
+  void reduce_scatter(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held,
+                      std::span<Box const> pieces) override {
+    if (all_local(group)) return in_process_collectives().reduce_scatter(dtype, op, group, held, pieces);
+    auto s = stage(group, std::vector<std::size_t>(group.size(), bytes_of(held, dtype)));
+    if (s.any_local) in_process_collectives().reduce_scatter(dtype, op, s.group, held, pieces);
+  }
+  void all_gather(DType dtype, std::span<GroupMember const> group, std::span<Box const> pieces) override {
+    if (all_local(group)) return in_process_collectives().all_gather(dtype, group, pieces);
+    check(group.size(), pieces.size(), "all_gather", "pieces");
+    auto s = stage(group, sizes(pieces, dtype));
+    if (s.any_local) in_process_collectives().all_gather(dtype, s.group, pieces);
+  }
+  void all_to_all(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                  std::span<Box const> out_boxes) override {
+    if (all_local(group)) return in_process_collectives().all_to_all(dtype, group, in_boxes, out_boxes);
+    check(group.size(), in_boxes.size(), "all_to_all", "in_boxes");
+    auto s = stage(group, sizes(in_boxes, dtype));
+    if (s.any_local) in_process_collectives().all_to_all(dtype, s.group, in_boxes, out_boxes);
+  }
+  void collective_permute(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                          std::span<Box const> out_boxes, std::span<PermutePair const> pairs) override {
+    if (all_local(group)) return in_process_collectives().collective_permute(dtype, group, in_boxes, out_boxes, pairs);
+    check(group.size(), in_boxes.size(), "collective_permute", "in_boxes");
+    auto s = stage(group, sizes(in_boxes, dtype));
+    if (s.any_local) in_process_collectives().collective_permute(dtype, s.group, in_boxes, out_boxes, pairs);
+  }
+
+ private:
+  // Checked before any message is sent (the in-process collective checks the rest).
+  static void check(std::size_t members, std::size_t boxes, char const* what, char const* name) {
+    if (members != boxes)
+      throw Error(std::format("{}: {} {} for a group of {} members (one per member)", what, boxes, name, members));
+  }
+};
+
+}  // namespace
+
+Collectives& collectives() {
+  if (distributed::process_count() == 1) return in_process_collectives();
+  static AcrossProcesses c;
+  return c;
+}
+
+}  // namespace tessel

@@ -1,0 +1,130 @@
+// The process model (runtime/distributed.hpp): which process this is, how many there are, and
+// which devices each holds. Without MPI (or outside a launcher) it is one process.
+#include "tessel/runtime/distributed.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <format>
+#include <string>
+#include <vector>
+
+#include "tessel/core/device_count.hpp"
+#include "tessel/core/error.hpp"
+#include "world.hpp"
+
+#if TESSEL_ENABLE_MPI
+#include <mpi.h>
+#endif
+
+namespace tessel::distributed {
+namespace {
+
+struct State {
+  bool initialized = false;  // initialize() ran and agreed on the device counts
+  bool started_mpi = false;  // initialize() called MPI_Init (so finalize() ends it)
+  int index = 0, count = 1;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+#if TESSEL_ENABLE_MPI
+// An exception no one catches ends this process; the others would wait for it in their next
+// exchange. Print it once, with the process, and end the whole job now.
+[[noreturn]] void end_job_on_uncaught_exception() {
+  std::string what = "an unknown exception";
+  if (auto e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (std::exception const& x) {
+      what = x.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "tessel: process %d of %d ends the job: uncaught exception: %s\n", state().index,
+               state().count, what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+#endif
+
+}  // namespace
+
+bool launched_by_mpi() {
+  for (char const* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
+void initialize() {
+  State& s = state();
+  if (s.initialized) return;
+#if TESSEL_ENABLE_MPI
+  int ready = 0;
+  MPI_Initialized(&ready);
+  if (!ready) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    s.started_mpi = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &s.index);
+  MPI_Comm_size(MPI_COMM_WORLD, &s.count);
+  // Every process must hold the same number of devices: global ids are process * L + local id.
+  int local = local_device_count();
+  std::vector<int> counts(static_cast<std::size_t>(s.count));
+  MPI_Allgather(&local, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (int p = 0; p < s.count; ++p)
+    if (counts[static_cast<std::size_t>(p)] != counts[0]) {
+      std::string list;
+      for (int q = 0; q < s.count; ++q) list += std::format("{}process {}: {}", q ? ", " : "", q, counts[static_cast<std::size_t>(q)]);
+      s.count = 1;
+      s.index = 0;
+      throw Error(std::format("tessel::distributed::initialize: every process needs the same number of devices "
+                              "(TESSEL_NUM_DEVICES), but they have {}", list));
+    }
+  s.initialized = true;
+  if (s.count > 1) std::set_terminate(end_job_on_uncaught_exception);
+#else
+  if (launched_by_mpi())
+    throw Error("tessel::distributed::initialize: this tessel was built without MPI (use the `mpi` preset); "
+                "under mpirun each process would run alone");
+  s.initialized = true;
+#endif
+}
+
+void finalize() {
+  State& s = state();
+#if TESSEL_ENABLE_MPI
+  if (s.started_mpi) {
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done) MPI_Finalize();
+  }
+#endif
+  s = State{};
+}
+
+bool is_initialized() { return state().initialized && state().count > 1; }
+int process_index() { return state().index; }
+int process_count() { return state().count; }
+
+int process_of(int device_id) { return device_id / local_device_count(); }
+
+std::vector<int> local_devices() {
+  int local = local_device_count();
+  std::vector<int> ids;
+  for (int k = 0; k < local; ++k) ids.push_back(process_index() * local + k);
+  return ids;
+}
+
+std::vector<int> devices() {
+  std::vector<int> ids;
+  for (int k = 0; k < device_count(); ++k) ids.push_back(k);
+  return ids;
+}
+
+}  // namespace tessel::distributed

@@ -1,0 +1,40 @@
+#pragma once
+// What the runtime's cross-process code shares (not installed): the process model's internals and
+// point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI.
+#include <cstddef>
+#include <vector>
+
+namespace tessel::distributed {
+
+// Whether mpirun or srun started this process (Open MPI's or PMIx's variables are set).
+bool launched_by_mpi();
+// Ends MPI if initialize() started it (the last ScopeGuard's end).
+void finalize();
+
+// Sends and receives of byte buffers between this process and others, posted in any order and
+// completed together by wait() (so no pair of processes can deadlock on the order). Messages
+// between two processes match in the order they are posted on both sides: every process walks
+// the same global description (the same devices, boxes and order), so both sides agree.
+// Buffers must stay alive and untouched until wait() returns. A single process posts nothing.
+class Exchange {
+ public:
+  Exchange();
+  ~Exchange();
+  Exchange(Exchange const&) = delete;
+  Exchange& operator=(Exchange const&) = delete;
+  void send(int process, void const* data, std::size_t bytes);
+  void receive(int process, void* data, std::size_t bytes);
+  void wait();
+
+ private:
+  std::vector<void*> requests_;  // MPI_Request, type-erased so that this header needs no mpi.h
+};
+
+// How long a process waits for the others in one exchange before it reports and ends the job
+// (TESSEL_COLLECTIVE_TIMEOUT_S, default 300 s).
+double collective_timeout_s();
+
+// Every process's 64-bit value, in process order (MPI_Allgather).
+std::vector<unsigned long long> all_gather_word(unsigned long long value);
+
+}  // namespace tessel::distributed

@@ -1,0 +1,18 @@
+# Runs COMMAND (its arguments separated by |) and checks that it fails (non-zero exit) within SECONDS, printing
+# something that matches EXPECT. cmake -DCOMMAND=... -DSECONDS=... -DEXPECT=... -P expect_failure.cmake
+string(TIMESTAMP start "%s")
+math(EXPR kill_after "${SECONDS} + 30")
+string(REPLACE "|" ";" command "${COMMAND}")
+execute_process(COMMAND ${command} TIMEOUT ${kill_after} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(TIMESTAMP stop "%s")
+math(EXPR took "${stop} - ${start}")
+message(STATUS "exit: ${rc}, ${took} s\n--- stdout\n${out}\n--- stderr\n${err}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "expected a failure, but the job succeeded")
+endif()
+if(took GREATER ${SECONDS})
+  message(FATAL_ERROR "the job took ${took} s to end; at most ${SECONDS} s expected")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not say '${EXPECT}'")
+endif()

@@ -1,0 +1,31 @@
+// Programs that go wrong on one process, for the fault tests (expect_failure.cmake runs them under
+// mpirun and checks that the job ends in bounded time, non-zero, saying why):
+//   throw  - process 1 throws (a bad input file, say) while the others go on to a collective;
+//   hang   - process 1 stops answering while the others wait in a collective;
+//   ok     - every process runs the same program (the control).
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+
+int main(int argc, char* argv[]) {
+  using namespace tessel;
+  char const* mode = argc > 1 ? argv[1] : "ok";
+  ScopeGuard guard;
+  auto mesh = make_mesh({device_count()}, {"x"});
+  Shape shape{static_cast<std::int64_t>(device_count()), 4};
+  auto x = device_put(std::vector<float>(static_cast<std::size_t>(shape.num_elements()), 1.0f), shape,
+                      NamedSharding(mesh, P("x")));
+  if (distributed::process_index() == 1) {
+    if (std::strcmp(mode, "throw") == 0) throw std::runtime_error("cannot read weights.bin on this host");
+    if (std::strcmp(mode, "hang") == 0) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+  Tensor<float> y = sum(x, {0});
+  auto total = process_allgather(y);
+  if (distributed::process_index() == 0) std::printf("sum: %g\n", static_cast<double>(total[0]));
+  return 0;
+}
