@@ -120,6 +120,55 @@ std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtyp
   return t;
 }
 
+std::optional<Box> local_box(TensorImpl const& t) {
+  std::optional<Box> box;
+  for (auto const& s : t.shards) {
+    if (!s.addressable) continue;
+    if (!box) {
+      box = s.index;
+      continue;
+    }
+    for (std::size_t d = 0; d < box->size(); ++d) {
+      (*box)[d].start = std::min((*box)[d].start, s.index[d].start);
+      (*box)[d].stop = std::max((*box)[d].stop, s.index[d].stop);
+    }
+  }
+  return box;
+}
+
+std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& shape, DType dtype,
+                                                NamedSharding const& sharding) {
+  if (host.dtype != dtype)
+    throw Error(std::format("make_array_from_process_local_data: host data is {} but the tensor is {}",
+                            name(host.dtype), name(dtype)));
+  auto t = TensorImpl::allocate(shape, dtype, sharding);
+  std::optional<Box> const held = local_box(*t);
+  Box const box = held.value_or(Box{});
+  std::int64_t const want = held ? box.num_elements() : 0;
+  if (static_cast<std::int64_t>(host.count) != want)
+    throw Error(std::format("make_array_from_process_local_data: process {} holds the box {} of the {} array of shape "
+                            "{} sharded {} ({} elements), but its local data has {} elements",
+                            distributed::process_index(), held ? to_string(box) : "(none)", name(dtype),
+                            to_string(shape), to_string(sharding), want, host.count));
+  auto first = first_holders(*t, true);
+  auto const* src = static_cast<std::byte const*>(host.data);
+  for (std::size_t i = 0; i < t->shards.size(); ++i) {
+    ShardBuffer& s = t->shards[i];
+    if (first[i] != i || !s.addressable) continue;
+    if constexpr (host_accessible) {
+      copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, size_of(dtype));
+    } else {
+      auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
+      copy_region_on_host(src, box, staging.data(), s.index, s.index, size_of(dtype));
+      HostExecSpace().fence();
+      Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
+      device(s.device).exec.fence();
+    }
+  }
+  copy_replicas(*t, first);
+  return t;
+}
+
 void check_reshard_devices(TensorImpl const& source, NamedSharding const& target) {
   Mesh const& from = source.sharding.mesh();
   if (from.num_devices() != 1 && !same_devices(from, target.mesh()))

@@ -108,6 +108,28 @@ TEST_CASE("device_put and process_allgather give every process the whole tensor;
     }
 }
 
+TEST_CASE("make_array_from_process_local_data takes each process's part; a part of the wrong size is an error") {
+  Shape shape{8, 12};
+  auto host = data(shape.num_elements(), 12);
+  for (auto const& mesh : test::all_meshes())
+    for (auto const& s : some_shardings(mesh, shape)) {
+      INFO(name_of(mesh, s));
+      auto probe = device_put(host, shape, s);  // which box this process holds
+      auto held = detail::local_box(probe.impl());
+      std::vector<float> part;
+      if (held) {
+        Box const& box = *held;
+        for (std::int64_t r = box[0].start; r < box[0].stop; ++r)
+          for (std::int64_t c = box[1].start; c < box[1].stop; ++c) part.push_back(host[static_cast<std::size_t>(r * 12 + c)]);
+      }
+      auto x = make_array_from_process_local_data(s, part, shape);
+      REQUIRE(process_allgather(x) == host);
+      part.push_back(0);
+      CHECK_THROWS_WITH(make_array_from_process_local_data(s, part, shape),
+                        ContainsSubstring("its local data has " + std::to_string(part.size()) + " elements"));
+    }
+}
+
 TEST_CASE("elementwise programs and reshards are bitwise those of one device") {
   Shape shape{8, 12};
   auto hx = data(shape.num_elements(), 2), hy = data(shape.num_elements(), 3);

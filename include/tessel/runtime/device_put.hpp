@@ -55,7 +55,8 @@ Tensor<T> device_put(Tensor<T> const& x, NamedSharding const& sharding) {
 }
 
 // Builds a tensor without materializing it whole: fill(index, block) is called once per distinct
-// shard with the global index range and a row-major host buffer of that shard's shape to fill.
+// shard this process holds, with the global index range and a row-major host buffer of that
+// shard's shape to fill (jax.make_array_from_callback).
 template <Element T, class Fill>
   requires std::invocable<Fill&, Box const&, std::span<T>>
 Tensor<T> make_array_from_callback(Shape const& shape, NamedSharding const& sharding, Fill&& fill) {
@@ -63,6 +64,21 @@ Tensor<T> make_array_from_callback(Shape const& shape, NamedSharding const& shar
   return Tensor<T>(detail::from_callback(shape, dtype_of<T>, sharding, [&](Box const& index, void* block) {
     fill(index, std::span<T>(static_cast<T*>(block), n));
   }));
+}
+
+// jax.make_array_from_process_local_data: each process passes only its part of the global array,
+// row-major over the bounding box of the shards it holds (the whole array for a process holding
+// them all); every process calls it. A size that does not fit is an error naming the box.
+template <Element T>
+Tensor<T> make_array_from_process_local_data(NamedSharding const& sharding, std::span<T const> local,
+                                             Shape const& global_shape) {
+  return Tensor<T>(detail::place_process_local(detail::HostBytes{local.data(), local.size(), dtype_of<T>},
+                                               global_shape, dtype_of<T>, sharding));
+}
+template <Element T>
+Tensor<T> make_array_from_process_local_data(NamedSharding const& sharding, std::vector<T> const& local,
+                                             Shape const& global_shape) {
+  return make_array_from_process_local_data(sharding, std::span<T const>(local), global_shape);
 }
 
 }  // namespace tessel

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tessel/core/box.hpp"
@@ -51,6 +52,11 @@ struct HostBytes {
 };
 
 std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding);
+// As place, but `host` holds only the bounding box of this process's shards (local_box).
+std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& shape, DType dtype,
+                                                NamedSharding const& sharding);
+// The bounding box of the blocks this process's devices hold (none when it holds none).
+std::optional<Box> local_box(TensorImpl const& t);
 std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target);
 void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype);
 // Calls fill(index, host_block) once per distinct shard (replicas are copied device to device).
