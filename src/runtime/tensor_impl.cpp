@@ -97,26 +97,33 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   return t;
 }
 
-std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding) {
-  check_host_data("device_put", host, shape, dtype);
-  auto t = TensorImpl::allocate(shape, dtype, sharding);
-  auto first = first_holders(*t, true);
-  Box const whole = Box::whole(shape);
-  auto const* src = static_cast<std::byte const*>(host.data);
-  for (std::size_t i = 0; i < t->shards.size(); ++i) {
-    if (first[i] != i || !t->shards[i].addressable) continue;
-    ShardBuffer& s = t->shards[i];
+namespace {
+// Fills this process's shards of a new tensor from host data laid out row-major over `box`:
+// each distinct block once, then its replicas device to device.
+void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
+  auto first = first_holders(t, true);
+  std::size_t const element = size_of(t.dtype);
+  for (std::size_t i = 0; i < t.shards.size(); ++i) {
+    if (first[i] != i || !t.shards[i].addressable) continue;
+    ShardBuffer& s = t.shards[i];
     if constexpr (host_accessible) {
-      copy_region(device(s.device).exec, src, whole, s.bytes.data(), s.index, s.index, size_of(dtype));
+      copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, element);
     } else {
       auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
-      copy_region_on_host(src, whole, staging.data(), s.index, s.index, size_of(dtype));
+      copy_region_on_host(src, box, staging.data(), s.index, s.index, element);
       HostExecSpace().fence();
       Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
       device(s.device).exec.fence();  // staging dies at the end of this iteration
     }
   }
-  copy_replicas(*t, first);
+  copy_replicas(t, first);
+}
+}  // namespace
+
+std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding) {
+  check_host_data("device_put", host, shape, dtype);
+  auto t = TensorImpl::allocate(shape, dtype, sharding);
+  fill_from_host(*t, static_cast<std::byte const*>(host.data), Box::whole(shape));
   return t;
 }
 
@@ -150,22 +157,7 @@ std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& sha
                             "{} sharded {} ({} elements), but its local data has {} elements",
                             distributed::process_index(), held ? to_string(box) : "(none)", name(dtype),
                             to_string(shape), to_string(sharding), want, host.count));
-  auto first = first_holders(*t, true);
-  auto const* src = static_cast<std::byte const*>(host.data);
-  for (std::size_t i = 0; i < t->shards.size(); ++i) {
-    ShardBuffer& s = t->shards[i];
-    if (first[i] != i || !s.addressable) continue;
-    if constexpr (host_accessible) {
-      copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, size_of(dtype));
-    } else {
-      auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
-      copy_region_on_host(src, box, staging.data(), s.index, s.index, size_of(dtype));
-      HostExecSpace().fence();
-      Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
-      device(s.device).exec.fence();
-    }
-  }
-  copy_replicas(*t, first);
+  fill_from_host(*t, static_cast<std::byte const*>(host.data), box);
   return t;
 }
 

@@ -80,38 +80,42 @@ Exchange::~Exchange() {
 #endif
 }
 
-void Exchange::send(int process, void const* data, std::size_t bytes) {
+// Posts `bytes` from or into `data` as messages of at most max_message bytes (one for 0 bytes).
+template <class Post>
+void post_in_pieces(std::vector<void*>& requests, std::byte* data, std::size_t bytes, Post post) {
 #if TESSEL_ENABLE_MPI
-  auto const* p = static_cast<std::byte const*>(data);
   do {
     std::size_t n = bytes < max_message ? bytes : max_message;
     auto* req = new MPI_Request;
-    MPI_Isend(p, static_cast<int>(n), MPI_BYTE, process, exchange_tag, MPI_COMM_WORLD, req);
-    requests_.push_back(req);
-    p += n;
+    post(data, static_cast<int>(n), req);
+    requests.push_back(req);
+    data += n;
     bytes -= n;
   } while (bytes > 0);
 #else
-  (void)process, (void)data, (void)bytes;
+  (void)requests, (void)data, (void)bytes, (void)post;
   no_mpi();
 #endif
 }
 
-void Exchange::receive(int process, void* data, std::size_t bytes) {
+void Exchange::send(int process, void const* data, std::size_t bytes) {
+  post_in_pieces(requests_, static_cast<std::byte*>(const_cast<void*>(data)), bytes, [&](std::byte* p, int n, auto* req) {
 #if TESSEL_ENABLE_MPI
-  auto* p = static_cast<std::byte*>(data);
-  do {
-    std::size_t n = bytes < max_message ? bytes : max_message;
-    auto* req = new MPI_Request;
-    MPI_Irecv(p, static_cast<int>(n), MPI_BYTE, process, exchange_tag, MPI_COMM_WORLD, req);
-    requests_.push_back(req);
-    p += n;
-    bytes -= n;
-  } while (bytes > 0);
+    MPI_Isend(p, n, MPI_BYTE, process, exchange_tag, MPI_COMM_WORLD, req);
 #else
-  (void)process, (void)data, (void)bytes;
-  no_mpi();
+    (void)p, (void)n, (void)req, (void)process;
 #endif
+  });
+}
+
+void Exchange::receive(int process, void* data, std::size_t bytes) {
+  post_in_pieces(requests_, static_cast<std::byte*>(data), bytes, [&](std::byte* p, int n, auto* req) {
+#if TESSEL_ENABLE_MPI
+    MPI_Irecv(p, n, MPI_BYTE, process, exchange_tag, MPI_COMM_WORLD, req);
+#else
+    (void)p, (void)n, (void)req, (void)process;
+#endif
+  });
 }
 
 void Exchange::wait() {
