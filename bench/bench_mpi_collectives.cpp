@@ -1,0 +1,154 @@
+// Collectives across processes (the `mpi` preset; run under mpirun, one device per process):
+// tessel's collectives() against the raw MPI call that moves the same bytes, interleaved in one
+// loop so that the machine's noise hits both alike. Each reports `fraction_of_mpi` (the MPI call's
+// time over tessel's: 1 is as fast). Every rank runs the same fixed iteration count (the adaptive
+// count could differ between ranks and leave one waiting); rank 0 reports.
+//   ./tessel run mpirun --allow-run-as-root --oversubscribe --mca btl self,sm -np 2 \
+//     -x TESSEL_NUM_DEVICES=1 build/mpi/bench/bench_mpi_collectives
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include "interleaved.hpp"
+#include "tessel/tessel.hpp"
+#include "tessel/runtime/collectives.hpp"
+
+namespace {
+
+using namespace tessel;
+
+constexpr std::int64_t bytes = 64 << 20;  // per process
+constexpr std::int64_t floats = bytes / 4;
+
+struct Setup {
+  int me = distributed::process_index(), n = distributed::process_count();
+  std::vector<float> in = std::vector<float>(static_cast<std::size_t>(floats), 1.0f);
+  std::vector<float> out = std::vector<float>(static_cast<std::size_t>(floats));
+  std::vector<float> mpi_out = std::vector<float>(static_cast<std::size_t>(floats) * static_cast<std::size_t>(n));
+  // One member per process (one device each); only this process's buffers are set.
+  std::vector<GroupMember> group() {
+    std::vector<GroupMember> g;
+    for (int p = 0; p < n; ++p)
+      g.push_back({p, p == me ? reinterpret_cast<std::byte const*>(in.data()) : nullptr,
+                   p == me ? reinterpret_cast<std::byte*>(out.data()) : nullptr});
+    return g;
+  }
+};
+
+void report(benchmark::State& state, std::array<double, 2> t) {
+  state.counters["processes"] = distributed::process_count();
+  state.counters["MB_per_process"] = static_cast<double>(bytes) / (1 << 20);
+  state.counters["tessel_ms"] = t[0] * 1e3;
+  state.counters["mpi_ms"] = t[1] * 1e3;
+  state.counters["fraction_of_mpi"] = t[1] / t[0];
+}
+
+void BM_all_reduce(benchmark::State& state) {
+  Setup s;
+  auto g = s.group();
+  Box held{{0, floats}};
+  report(state, bench::time_interleaved(
+                    state, [&] { collectives().all_reduce(DType::float32, ReduceOp::sum, g, held); },
+                    [&] { MPI_Allreduce(s.in.data(), s.out.data(), floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }));
+}
+
+void BM_reduce_scatter(benchmark::State& state) {
+  Setup s;
+  auto g = s.group();
+  Box held{{0, floats}};
+  std::int64_t piece = floats / s.n;
+  std::vector<Box> pieces;
+  for (int p = 0; p < s.n; ++p) pieces.push_back(Box{{p * piece, (p + 1) * piece}});
+  report(state, bench::time_interleaved(
+                    state, [&] { collectives().reduce_scatter(DType::float32, ReduceOp::sum, g, held, pieces); },
+                    [&] {
+                      MPI_Reduce_scatter_block(s.in.data(), s.out.data(), static_cast<int>(piece), MPI_FLOAT, MPI_SUM,
+                                               MPI_COMM_WORLD);
+                    }));
+}
+
+void BM_all_gather(benchmark::State& state) {
+  Setup s;
+  auto g = s.group();
+  for (auto& m : g)
+    if (m.out) m.out = reinterpret_cast<std::byte*>(s.mpi_out.data());
+  std::vector<Box> pieces;
+  for (int p = 0; p < s.n; ++p) pieces.push_back(Box{{p * floats, (p + 1) * floats}});
+  std::vector<float> gathered(s.mpi_out.size());
+  report(state, bench::time_interleaved(
+                    state, [&] { collectives().all_gather(DType::float32, g, pieces); },
+                    [&] {
+                      MPI_Allgather(s.in.data(), static_cast<int>(floats), MPI_FLOAT, gathered.data(),
+                                    static_cast<int>(floats), MPI_FLOAT, MPI_COMM_WORLD);
+                    }));
+}
+
+void BM_all_to_all(benchmark::State& state) {
+  Setup s;
+  auto g = s.group();
+  // Member p holds row block p of an (n x n) grid of chunks and receives column block p.
+  std::int64_t chunk = floats / s.n;
+  std::vector<Box> in_boxes, out_boxes;
+  for (int p = 0; p < s.n; ++p) {
+    in_boxes.push_back(Box{{p, p + 1}, {0, s.n * chunk}});
+    out_boxes.push_back(Box{{0, s.n}, {p * chunk, (p + 1) * chunk}});
+  }
+  report(state, bench::time_interleaved(
+                    state, [&] { collectives().all_to_all(DType::float32, g, in_boxes, out_boxes); },
+                    [&] {
+                      MPI_Alltoall(s.in.data(), static_cast<int>(chunk), MPI_FLOAT, s.out.data(),
+                                   static_cast<int>(chunk), MPI_FLOAT, MPI_COMM_WORLD);
+                    }));
+}
+
+void BM_collective_permute(benchmark::State& state) {
+  Setup s;
+  auto g = s.group();
+  std::vector<Box> boxes(static_cast<std::size_t>(s.n), Box{{0, floats}});
+  std::vector<PermutePair> pairs;
+  for (int p = 0; p < s.n; ++p) pairs.push_back({p, (p + 1) % s.n});
+  int to = (s.me + 1) % s.n, from = (s.me + s.n - 1) % s.n;
+  report(state, bench::time_interleaved(
+                    state, [&] { collectives().collective_permute(DType::float32, g, boxes, boxes, pairs); },
+                    [&] {
+                      MPI_Sendrecv(s.in.data(), static_cast<int>(floats), MPI_FLOAT, to, 1, s.out.data(),
+                                   static_cast<int>(floats), MPI_FLOAT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    }));
+}
+
+// What ranks other than 0 report: nothing.
+class Quiet final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(Context const&) override { return true; }
+  void ReportRuns(std::vector<Run> const&) override {}
+};
+
+constexpr int iterations = 5;
+BENCHMARK(BM_all_reduce)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_reduce_scatter)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_all_gather)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_all_to_all)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_collective_permute)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tessel::ScopeGuard guard(argc, argv);
+  if (tessel::local_device_count() != 1) {
+    std::fprintf(stderr, "bench_mpi_collectives: run one device per process (TESSEL_NUM_DEVICES=1)\n");
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (tessel::distributed::process_index() != 0) {
+    Quiet quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
+  benchmark::Shutdown();
+  return 0;
+}
