@@ -1,21 +1,34 @@
 // The Megatron MLP block relu(x @ W1) @ W2 (batch 4096, model 1024, hidden 4096, float32) on 8
 // logical devices, x on P('dp', None), W1 on P(None, 'mp'), W2 on P('mp', None) over a (4, 2) mesh,
-// against the same two GEMMs done unsharded by one OpenBLAS call each, interleaved in one run.
-// Counter fraction_of_blas = unsharded time / tessel time (1.0 = no overhead from sharding).
+// against the same two GEMMs done unsharded by one multi-threaded BLAS call each (the BLAS tessel
+// links, from the main thread: all host threads), interleaved in one run. One benchmark per way of
+// scheduling the devices' GEMMs (tessel::detail::GemmSchedule; `automatic` is the default).
+// Counters: fraction_of_blas = unsharded BLAS time / tessel time (1.0 = no overhead from sharding);
+// fraction_of_peak = GFLOP/s / the FMA peak of the BLAS kernels' vector width, measured in this
+// binary on all threads, interleaved in the same loop (peak_GFLOP_per_s; bench/fma_peak.hpp);
+// blas_fraction_of_peak the same for the unsharded calls; machine_peak_GFLOP_per_s the widest
+// vector's peak (AVX-512 where the CPU has it, whatever OPENBLAS_CORETYPE chose). The BLAS, its core type
+// and threads are in the run's context (bench/main.cpp).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
+#include "fma_peak.hpp"
 #include "interleaved.hpp"
+#include "tessel/runtime/local_dot.hpp"
 #include "tessel/tessel.hpp"
 
 namespace {
 
 using namespace tessel;
+using detail::GemmSchedule;
 constexpr int batch = 4096, model = 1024, hidden = 4096;
 
-void BM_megatron_mlp(benchmark::State& state) {
+void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   auto mesh = make_mesh({4, 2}, {"dp", "mp"});
   auto x = random::normal(PRNGKey(0), {batch, model}, NamedSharding(mesh, P("dp", None)));
   auto w1 = random::normal(PRNGKey(1), {model, hidden}, NamedSharding(mesh, P(None, "mp")));
@@ -31,14 +44,45 @@ void BM_megatron_mlp(benchmark::State& state) {
                 model, 0.0f, hy.data(), model);
   };
   auto sharded = [&] { benchmark::DoNotOptimize(mlp(x, w1, w2)); };
-  auto [tessel_s, blas_s] = bench::time_interleaved(state, sharded, unsharded);
-  double flops = 2.0 * 2.0 * batch * model * hidden;
+  // The FMA peaks, timed in the same loop: of the BLAS kernels' vector width, and of the widest.
+  auto peak = bench::blas_fma(detail::blas_info().core), widest = bench::avx512_fma();
+  if (!widest.chains) widest = peak;
+  peak.calibrate();
+  widest.calibrate();
+  auto const previous = detail::gemm_schedule();
+  detail::set_gemm_schedule(schedule);
+  auto [tessel_s, blas_s, peak_s, widest_s] = bench::time_interleaved(state, sharded, unsharded, peak, widest);
+  // The result under this schedule against relu(x @ W1) @ W2 by the unsharded GEMMs (the timed
+  // calls leave out the relu: they time the GEMMs alone).
+  std::vector<float> y = mlp(x, w1, w2).to_host();
+  detail::set_gemm_schedule(previous);
+  unsharded();  // hh = x @ W1
+  for (auto& v : hh) v = std::max(v, 0.0f);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, model, hidden, 1.0f, hh.data(), hidden, hw2.data(),
+              model, 0.0f, hy.data(), model);
+  float err = 0, scale = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    err = std::max(err, std::abs(y[i] - hy[i]));
+    scale = std::max(scale, std::abs(hy[i]));
+  }
+  state.counters["max_rel_error"] = err / scale;
+  if (!(err <= 1e-4f * scale)) state.SkipWithError("the sharded result differs from the unsharded GEMMs'");
+  double const flops = 2.0 * 2.0 * batch * model * hidden, peak_gflops = peak.flops() / peak_s / 1e9;
   state.counters["fraction_of_blas"] = blas_s / tessel_s;
   state.counters["GFLOP_per_s"] = flops / tessel_s / 1e9;
   state.counters["blas_GFLOP_per_s"] = flops / blas_s / 1e9;
+  state.counters["peak_GFLOP_per_s"] = peak_gflops;
+  state.counters["fraction_of_peak"] = flops / tessel_s / 1e9 / peak_gflops;
+  state.counters["blas_fraction_of_peak"] = flops / blas_s / 1e9 / peak_gflops;
+  state.counters["machine_peak_GFLOP_per_s"] = widest.flops() / widest_s / 1e9;
+  state.SetLabel(std::string("peak: ") + peak.isa + ", machine peak: " + widest.isa);
 }
 
 }  // namespace
 
-BENCHMARK(BM_megatron_mlp)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
-
+BENCHMARK_CAPTURE(BM_megatron_mlp, automatic, GemmSchedule::automatic)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(BM_megatron_mlp, devices_in_parallel, GemmSchedule::devices_in_parallel)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK_CAPTURE(BM_megatron_mlp, one_at_a_time, GemmSchedule::one_at_a_time)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);

@@ -16,11 +16,12 @@ sysroot=${TESSEL_SYSROOT:-/opt/tessel-trixie}
 stamp_version=2
 # clang, libclang-rt-dev (its libFuzzer and sanitizer runtimes: libclang-rt-19-dev on Debian 13) and
 # libomp-dev (clang's OpenMP runtime, which also serves the GCC-built libkokkoscore's GOMP_* calls)
-# build the fuzz preset.
+# build the fuzz preset. libopenblas-openmp-dev: OpenBLAS on OpenMP, which tessel links (CMakeLists.txt)
+# so that the BLAS and Kokkos share one thread pool; it installs beside the default (pthreads) one.
 trixie_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
-                 libopenblas-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
+                 libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
 native_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
-                 libopenblas-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
+                 libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev)
 
 say() { printf 'tessel setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -1,13 +1,29 @@
 // Each device's part of a dot_general: its lhs and rhs blocks, brought to [batch, free, contract]
 // and [batch, contract, free] order when they are not already, multiplied by the BLAS.
+//
+// Threads on host backends: every logical device shares the host's cores and Kokkos's OpenMP
+// threads, and the BLAS is OpenBLAS's OpenMP build where there is one (CMakeLists.txt), so the BLAS
+// runs on those same threads: a GEMM called from the main thread uses all of them, one called inside
+// a parallel region runs on its caller alone. The devices' GEMMs then either run side by side, one
+// single-threaded GEMM per thread (devices_in_parallel: no fork/join or partitioning inside the
+// BLAS, each thread keeps its own blocks in cache), or one after the other, each over all threads
+// (one_at_a_time: for fewer GEMMs than threads, or uneven counts).
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <format>
 #include <limits>
+#include <string_view>
+#include <vector>
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
@@ -53,6 +69,38 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
       });
 }
 
+// set_gemm_schedule's choice, else TESSEL_GEMM_SCHEDULE's (read once), else automatic.
+std::atomic<int> chosen_schedule{-1};
+
+GemmSchedule schedule_from_environment() {
+  char const* env = std::getenv("TESSEL_GEMM_SCHEDULE");
+  if (env == nullptr || *env == '\0') return GemmSchedule::automatic;
+  for (auto s : {GemmSchedule::automatic, GemmSchedule::devices_in_parallel, GemmSchedule::one_at_a_time})
+    if (std::string_view(env) == schedule_name(s)) return s;
+  throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
+}
+
+int host_threads() { return HostExecSpace().concurrency(); }
+
+// Whether `count` GEMMs of m * n * k each run side by side, one per host thread, rather than one
+// after another over all threads.
+bool host_gemms_in_parallel(std::int64_t count, std::int64_t mnk) {
+  if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    return false;
+  } else {
+    GemmSchedule s = gemm_schedule();
+    if (s == GemmSchedule::one_at_a_time || count < 2) return false;
+    if (s == GemmSchedule::devices_in_parallel) return true;
+    // Tiny GEMMs run single-threaded inside the BLAS anyway; waking the pool costs more.
+    if (mnk < (1 << 18)) return false;
+    static bool const blas_ok = blas_info().single_threaded_in_parallel;
+    std::int64_t const threads = host_threads();
+    // Every thread busy to the end: as many GEMMs as threads or a multiple of it, or enough that
+    // the last, partial round is a small part of the whole.
+    return blas_ok && threads > 1 && count >= threads && (count % threads == 0 || count >= 4 * threads);
+  }
+}
+
 template <class T>
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, T const* b, T* c) {
   if constexpr (std::is_same_v<T, float>)
@@ -83,28 +131,54 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
                             "of the BLAS interface; shard the operands over more devices",
                             m, k, k, n));
   fence_all_devices();  // the operands may still be being written
+  if (k == 0) {
+    for (auto& shard : out.shards) {
+      if (!shard.addressable) continue;
+      auto* c = reinterpret_cast<T*>(shard.bytes.data());
+      std::fill(c, c + batch * m * n, T(0));
+    }
+    return;
+  }
+  // Operands in GEMM order first (the transposes are kernels of their own), then the GEMMs.
+  struct Gemm {
+    T const* a;
+    T const* b;
+    T* c;
+  };
+  std::vector<Gemm> gemms;
+  std::vector<std::shared_ptr<std::byte>> temporaries;
+  gemms.reserve(out.shards.size() * static_cast<std::size_t>(batch));
   for (std::size_t pos : local_positions(out)) {
     auto const& exec = device(out.shards[pos].device).exec;
     auto const* a = reinterpret_cast<T const*>(lhs.shards[pos].bytes.data());
     auto const* b = reinterpret_cast<T const*>(rhs.shards[pos].bytes.data());
     auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
-    std::shared_ptr<std::byte> a_tmp, b_tmp;
     if (!identity(lorder)) {
-      a_tmp = acquire_device_memory(static_cast<std::size_t>(ls.num_elements()) * sizeof(T));
-      permute(exec, a, ls, lorder, reinterpret_cast<T*>(a_tmp.get()));
-      a = reinterpret_cast<T const*>(a_tmp.get());
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(ls.num_elements()) * sizeof(T));
+      permute(exec, a, ls, lorder, reinterpret_cast<T*>(tmp.get()));
+      a = reinterpret_cast<T const*>(tmp.get());
+      temporaries.push_back(std::move(tmp));
     }
     if (!identity(rorder)) {
-      b_tmp = acquire_device_memory(static_cast<std::size_t>(rs.num_elements()) * sizeof(T));
-      permute(exec, b, rs, rorder, reinterpret_cast<T*>(b_tmp.get()));
-      b = reinterpret_cast<T const*>(b_tmp.get());
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(rs.num_elements()) * sizeof(T));
+      permute(exec, b, rs, rorder, reinterpret_cast<T*>(tmp.get()));
+      b = reinterpret_cast<T const*>(tmp.get());
+      temporaries.push_back(std::move(tmp));
     }
-    exec.fence();
-    if (k == 0) {
-      std::fill(c, c + batch * m * n, T(0));
-      continue;
-    }
-    for (std::int64_t i = 0; i < batch; ++i) gemm<T>(m, n, k, a + i * m * k, b + i * k * n, c + i * m * n);
+    for (std::int64_t i = 0; i < batch; ++i) gemms.push_back(Gemm{a + i * m * k, b + i * k * n, c + i * m * n});
+  }
+  if (!temporaries.empty()) fence_all_devices();
+  auto const count = static_cast<std::int64_t>(gemms.size());
+  auto run = [&](std::int64_t g) {
+    Gemm const& e = gemms[static_cast<std::size_t>(g)];
+    gemm<T>(m, n, k, e.a, e.b, e.c);
+  };
+  if (host_gemms_in_parallel(count, m * n * k)) {
+    using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+    Kokkos::parallel_for(kernel_label("tessel::gemm"), Policy(0, count).set_chunk_size(1), run);
+    HostExecSpace().fence();
+  } else {
+    for (std::int64_t g = 0; g < count; ++g) run(g);
   }
 }
 
@@ -121,6 +195,58 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
     else if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
     else throw Error("dot_general: int32 operands are not supported by the BLAS; use astype<float>()");
   }
+}
+
+void set_gemm_schedule(GemmSchedule s) { chosen_schedule.store(static_cast<int>(s), std::memory_order_relaxed); }
+
+GemmSchedule gemm_schedule() {
+  int s = chosen_schedule.load(std::memory_order_relaxed);
+  if (s < 0) {
+    static GemmSchedule const from_environment = schedule_from_environment();
+    return from_environment;
+  }
+  return static_cast<GemmSchedule>(s);
+}
+
+char const* schedule_name(GemmSchedule s) {
+  switch (s) {
+    case GemmSchedule::automatic: return "automatic";
+    case GemmSchedule::devices_in_parallel: return "devices_in_parallel";
+    case GemmSchedule::one_at_a_time: return "one_at_a_time";
+  }
+  return "?";
+}
+
+BlasInfo blas_info() {
+  BlasInfo info;
+  info.config = openblas_get_config();
+  info.core = openblas_get_corename();
+  switch (openblas_get_parallel()) {
+    case 0:
+      info.threading = "sequential";
+      info.single_threaded_in_parallel = true;
+      break;
+    case 2:
+      info.threading = "OpenMP";
+      // OpenBLAS's OpenMP build sizes each call by omp_get_max_threads(), and runs one called
+      // inside a parallel region on its caller (the region must be OpenMP's: Kokkos::OpenMP).
+#if defined(KOKKOS_ENABLE_OPENMP)
+      info.threads = omp_get_max_threads();
+      info.single_threaded_in_parallel = std::is_same_v<HostExecSpace, Kokkos::OpenMP>;
+#else
+      info.threads = openblas_get_num_threads();
+#endif
+      break;
+    default:
+      // The pthreads build: its own threads, as many as it counted CPUs at load time (one if the
+      // process was already pinned to one). Side by side GEMMs would share its one thread pool.
+      info.threading = "pthreads";
+      info.threads = openblas_get_num_threads();
+      info.single_threaded_in_parallel = info.threads == 1;
+      break;
+  }
+  if (info.threading == "sequential") info.threads = 1;
+  return info;
 }
 
 }  // namespace tessel::detail

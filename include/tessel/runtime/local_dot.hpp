@@ -1,5 +1,7 @@
 #pragma once
 // Every device's block of a dot_general, by BLAS GEMM (see src/runtime/local_dot.cpp).
+#include <string>
+
 #include "tessel/expr/dot.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 
@@ -8,5 +10,30 @@ namespace tessel::detail {
 // out's shards (tiled as the plan's partial sharding) = lhs block x rhs block on each device;
 // lhs, rhs and out are on the same mesh, tiled consistently with the dimension numbers.
 void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out);
+
+// How local_dot runs the devices' GEMMs on a host backend, where all logical devices share the
+// host's cores (GPU backends run each device's GEMM on its own stream regardless).
+enum class GemmSchedule {
+  automatic,            // devices_in_parallel when that keeps every host thread busy, else one_at_a_time
+  devices_in_parallel,  // the devices' GEMMs spread over the host threads, each single-threaded
+  one_at_a_time,        // one device's GEMM after the other, each multi-threaded by the BLAS
+};
+// The schedule: set_gemm_schedule's, else the environment's TESSEL_GEMM_SCHEDULE (automatic,
+// devices_in_parallel or one_at_a_time; read once), else automatic. For benchmarks and tests.
+void set_gemm_schedule(GemmSchedule schedule);
+GemmSchedule gemm_schedule();
+char const* schedule_name(GemmSchedule schedule);
+
+// The BLAS local_dot calls, as it reports itself (the benchmarks print it).
+struct BlasInfo {
+  std::string config;     // openblas_get_config(): version and build options
+  std::string core;       // openblas_get_corename(): the kernels it runs (OPENBLAS_CORETYPE may choose them)
+  std::string threading;  // "OpenMP", "pthreads" or "sequential" (openblas_get_parallel())
+  int threads = 1;        // threads one GEMM called outside a parallel region may use
+  // Whether a GEMM called inside a host parallel region runs single-threaded on its caller (so that
+  // the devices' GEMMs can run side by side without oversubscribing the cores).
+  bool single_threaded_in_parallel = false;
+};
+BlasInfo blas_info();
 
 }  // namespace tessel::detail

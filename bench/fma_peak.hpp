@@ -1,0 +1,114 @@
+#pragma once
+// The machine's float32 FMA peak, measured in the benchmark binary itself: every host thread runs
+// independent chains of vector FMAs (enough of them to cover the FMA latency on every port), with
+// 256-bit AVX2 or 512-bit AVX-512. A GEMM's fraction_of_peak is taken against the peak of the
+// vector width its BLAS kernels use (OpenBLAS's core type: an OPENBLAS_CORETYPE=Haswell machine runs
+// AVX2 kernels even on an AVX-512 CPU), timed interleaved with the GEMMs so that a busy machine
+// slows both alike.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+namespace tessel::bench {
+
+namespace detail {
+
+// Each call: iters x chains FMAs of `lanes` floats, 2 flops each.
+__attribute__((target("avx2,fma"))) inline float fma_chains_avx2(std::int64_t iters) {
+  constexpr int chains = 12;  // of 16 ymm registers; covers 4-cycle latency on 2-3 FMA ports
+  __m256 acc[chains];
+  for (int j = 0; j < chains; ++j) acc[j] = _mm256_set1_ps(0.5f + 0.01f * static_cast<float>(j));
+  __m256 const x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < chains; ++j) acc[j] = _mm256_fmadd_ps(acc[j], x, y);
+  }
+  __m256 s = acc[0];
+  for (int j = 1; j < chains; ++j) s = _mm256_add_ps(s, acc[j]);
+  return _mm256_cvtss_f32(s);
+}
+
+__attribute__((target("avx512f"))) inline float fma_chains_avx512(std::int64_t iters) {
+  constexpr int chains = 24;  // of 32 zmm registers
+  __m512 acc[chains];
+  for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_ps(0.5f + 0.01f * static_cast<float>(j));
+  __m512 const x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-6f);
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 24
+    for (int j = 0; j < chains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
+  }
+  __m512 s = acc[0];
+  for (int j = 1; j < chains; ++j) s = _mm512_add_ps(s, acc[j]);
+  return _mm512_reduce_add_ps(s);
+}
+
+}  // namespace detail
+
+// One of the FMA kernels, run by every host thread at once.
+struct FmaKernel {
+  float (*chains)(std::int64_t iters) = nullptr;
+  int chains_per_iter = 0, lanes = 0;
+  std::int64_t iters = 1 << 16;
+  char const* isa = "none";
+
+  double flops() const { return 2.0 * lanes * chains_per_iter * static_cast<double>(iters) * threads(); }
+  static int threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
+  void operator()() const {
+    using Host = Kokkos::DefaultHostExecutionSpace;
+    Kokkos::View<float*, Kokkos::HostSpace> sink("fma_peak_sink", threads());
+    auto f = chains;
+    auto n = iters;
+    Kokkos::parallel_for("tessel::bench::fma_peak", Kokkos::RangePolicy<Host>(0, threads()),
+                         [=](int t) { sink(t) = f(n); });
+    Kokkos::fence();
+  }
+  // Grows iters until one run takes about `seconds`; returns the GFLOP/s of the best of a few runs.
+  double calibrate(double seconds = 0.05) {
+    double best = 0;
+    for (int trial = 0; trial < 5;) {
+      auto t0 = std::chrono::steady_clock::now();
+      (*this)();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s < seconds) {
+        iters = static_cast<std::int64_t>(static_cast<double>(iters) * std::min(16.0, 1.2 * seconds / std::max(s, 1e-6)));
+        continue;
+      }
+      best = std::max(best, flops() / s / 1e9);
+      ++trial;
+    }
+    return best;
+  }
+};
+
+inline FmaKernel avx2_fma() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {};
+  return FmaKernel{detail::fma_chains_avx2, 12, 8, 1 << 16, "avx2"};
+}
+inline FmaKernel avx512_fma() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f")) return {};
+  return FmaKernel{detail::fma_chains_avx512, 24, 16, 1 << 16, "avx512"};
+}
+
+// Whether OpenBLAS's core type `core` (openblas_get_corename()) runs 512-bit kernels.
+inline bool openblas_core_is_avx512(std::string core) {
+  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
+}
+
+// The FMA kernel of the vector width the BLAS's kernels use (AVX2 when it is not a 512-bit core).
+inline FmaKernel blas_fma(std::string const& core) {
+  if (openblas_core_is_avx512(core)) {
+    if (auto k = avx512_fma(); k.chains) return k;
+  }
+  return avx2_fma();
+}
+
+}  // namespace tessel::bench
