@@ -24,12 +24,12 @@ constexpr int exchange_tag = 0x7e55;
 // MPI counts are ints: a buffer goes as messages of at most 1 GiB.
 constexpr std::size_t max_message = std::size_t{1} << 30;
 
+#if TESSEL_ENABLE_MPI
 long& exchange_sequence() {
   static long n = 0;
   return n;
 }
 
-#if TESSEL_ENABLE_MPI
 // Waits for every request, or ends the job: a process that died, hangs or runs another program
 // would otherwise leave the others waiting for ever (the watchdog; TESSEL_COLLECTIVE_TIMEOUT_S).
 void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
