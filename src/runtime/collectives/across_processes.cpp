@@ -4,10 +4,11 @@
 // members' buffers, writing only its own members' outputs. The combining is the in-process code's,
 // in member order, so a result has the same bits however the devices are spread over processes.
 //
-// It moves every member's input to every process of the group, which is more than a ring needs
-// (an all-reduce moves (P - 1) x the block to each process instead of 2 (P - 1) / P): the simple,
-// deterministic first version. Host backends only (the received inputs are host memory).
+// The all-reduce is a reduce-scatter then an all-gather over processes (2 (P - 1) / P of a block
+// sent per device, as a ring). The others still move every member's input to every process of
+// the group, which is more than they need. Host backends only (the received data is host memory).
 #include <algorithm>
+#include <cstring>
 #include <format>
 #include <vector>
 
@@ -76,10 +77,70 @@ class AcrossProcesses final : public Collectives {
  public:
   [[nodiscard]] char const* name() const override { return "across processes"; }
 
+  // A reduce-scatter then an all-gather over the group's processes: process q combines chunk q
+  // of every member's input, in member order (each element's order is the in-process one, so
+  // the bits are too), and sends it to the others. Each process sends 2 (P - 1) / P of a block
+  // per device it holds, as a ring all-reduce does.
   void all_reduce(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held) override {
     if (all_local(group)) return in_process_collectives().all_reduce(dtype, op, group, held);
-    auto s = stage(group, std::vector<std::size_t>(group.size(), bytes_of(held, dtype)));
-    if (s.any_local) in_process_collectives().all_reduce(dtype, op, s.group, held);
+    int const me = distributed::process_index();
+    std::vector<int> processes;  // the group's processes, in order of their first member
+    std::vector<std::size_t> local;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      int p = distributed::process_of(group[k].device);
+      if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
+      if (p == me) local.push_back(k);
+    }
+    if (local.empty()) return;  // no member here
+    std::size_t const element = size_of(dtype);
+    auto const count = static_cast<std::size_t>(held.num_elements());
+    auto const parts = processes.size();
+    auto chunk_begin = [&](std::size_t c) { return count * c / parts; };
+    std::size_t const mine = static_cast<std::size_t>(std::find(processes.begin(), processes.end(), me) - processes.begin());
+    std::size_t const begin = chunk_begin(mine), length = chunk_begin(mine + 1) - begin;
+    fence_all_devices();  // the inputs are complete
+    // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
+    std::vector<std::vector<std::byte>> received(group.size());
+    std::vector<GroupMember> part(group.size());
+    {
+      distributed::Exchange exchange;
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        int p = distributed::process_of(group[k].device);
+        if (p == me) {
+          for (std::size_t c = 0; c < parts; ++c)
+            if (c != mine)
+              exchange.send(processes[c], group[k].in + chunk_begin(c) * element,
+                            (chunk_begin(c + 1) - chunk_begin(c)) * element);
+          part[k] = GroupMember{group[k].device, group[k].in + begin * element, nullptr};
+        } else {
+          received[k].resize(length * element);
+          exchange.receive(p, received[k].data(), received[k].size());
+          part[k] = GroupMember{group[local[0]].device, received[k].data(), nullptr};
+        }
+      }
+      exchange.wait();
+    }
+    // 2. Chunk `mine` combined into the first local member's output.
+    GroupMember const& first = group[local[0]];
+    part[local[0]].out = first.out + begin * element;
+    Box const span{{0, static_cast<std::int64_t>(length)}};
+    in_process_collectives().all_reduce(dtype, op, part, span);
+    // 3. The combined chunks to every process of the group; then every local output a copy.
+    {
+      distributed::Exchange exchange;
+      for (std::size_t c = 0; c < parts; ++c) {
+        std::size_t b = chunk_begin(c), n = chunk_begin(c + 1) - b;
+        if (c == mine) {
+          for (std::size_t q = 0; q < parts; ++q)
+            if (q != mine) exchange.send(processes[q], first.out + b * element, n * element);
+        } else {
+          exchange.receive(processes[c], first.out + b * element, n * element);
+        }
+      }
+      exchange.wait();
+    }
+    for (std::size_t j = 1; j < local.size(); ++j)
+      std::memcpy(group[local[j]].out, first.out, count * element);  // host memory (see the top)
   }
   void reduce_scatter(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held,
                       std::span<Box const> pieces) override {
