@@ -253,6 +253,22 @@ TEST_CASE("processes about to run different plans all fail, naming the processes
   CHECK(process_allgather(y).size() == 4);
 }
 
+TEST_CASE("a mesh over some processes' devices: the others run the same code, hold nothing and still help gather") {
+  // Devices 0 and 1 (process 0's, or processes 0 and 1's with 1 device each), and the last two.
+  for (auto ids : {std::vector<int>{0, 1}, std::vector<int>{6, 7}, std::vector<int>{7, 0}}) {
+    auto mesh = make_mesh({2}, {"x"}, ids);
+    INFO(to_string(mesh));
+    Shape shape{4, 6};
+    auto host = data(shape.num_elements(), 13);
+    auto x = device_put(host, shape, NamedSharding(mesh, P("x")));
+    bool holds = is_local_device(ids[0]) || is_local_device(ids[1]);
+    CHECK(x.addressable_shards().empty() == !holds);
+    Tensor<float> y = sum(x * 2.0f, {0});  // an all-reduce over the mesh's processes only
+    Tensor<float> want = sum(device_put(host, shape, here()) * 2.0f, {0});
+    check_close(process_allgather(y), want.to_host(), 1e-5f);
+  }
+}
+
 TEST_CASE("zz: every result has the bits of the single-process run") {
   char const* path = std::getenv("TESSEL_MPI_DIGESTS");
   char const* mode = std::getenv("TESSEL_MPI_DIGESTS_MODE");
