@@ -67,12 +67,36 @@ std::string to_json(Plan const& plan) {
   return s + (plan.steps.empty() ? "]}\n" : "\n]}\n");
 }
 
+namespace {
+void hash_text(HashSink& h, std::string_view t) {
+  h.word(t.size());
+  for (char c : t) h.word(static_cast<unsigned char>(c));
+}
+
+void hash_step(Plan const& plan, Step const& st, HashSink& h) {
+  h.word(static_cast<std::uint64_t>(st.kind));
+  h.word(static_cast<std::uint64_t>(st.collective));
+  h.word(static_cast<std::uint64_t>(st.node));
+  for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
+  h.word(0xfff1);
+  hash_text(h, st.label);
+  hash_text(h, st.text);
+  if (st.to) sharding_signature(*st.to, plan.graph[static_cast<std::size_t>(st.node)].shape, h);
+  for (auto a : st.axes) h.word(a);
+  h.word(static_cast<std::uint64_t>(st.combine));
+  h.word(std::bit_cast<std::uint64_t>(st.divide_by.value_or(-1.0)));
+}
+}  // namespace
+
+std::uint64_t Plan::step_fingerprint(std::size_t k) const {
+  HashSink h;
+  hash_step(*this, steps[k], h);
+  return h.h;
+}
+
 std::uint64_t Plan::fingerprint() const {
   HashSink h;
-  auto text = [&](std::string_view t) {
-    h.word(t.size());
-    for (char c : t) h.word(static_cast<unsigned char>(c));
-  };
+  auto text = [&](std::string_view t) { hash_text(h, t); };
   h.word(graph.size());
   for (auto const& n : graph) {
     h.word(static_cast<std::uint64_t>(n.kind));
@@ -83,19 +107,7 @@ std::uint64_t Plan::fingerprint() const {
   }
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].out) sharding_signature(*nodes[i].out, graph[i].shape, h);
-  for (auto const& st : steps) {
-    h.word(static_cast<std::uint64_t>(st.kind));
-    h.word(static_cast<std::uint64_t>(st.collective));
-    h.word(static_cast<std::uint64_t>(st.node));
-    for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
-    h.word(0xfff1);
-    text(st.label);
-    text(st.text);
-    if (st.to) sharding_signature(*st.to, graph[static_cast<std::size_t>(st.node)].shape, h);
-    for (auto a : st.axes) h.word(a);
-    h.word(static_cast<std::uint64_t>(st.combine));
-    h.word(std::bit_cast<std::uint64_t>(st.divide_by.value_or(-1.0)));
-  }
+  for (auto const& st : steps) hash_step(*this, st, h);
   return h.h;
 }
 

@@ -205,11 +205,24 @@ void agree_on_plan(plan::Plan const& plan) {
   if (std::all_of(all.begin(), all.end(), [&](auto f) { return f == all[0]; })) return;
   std::string list;
   for (std::size_t p = 0; p < all.size(); ++p) list += std::format("{}process {}: {:016x}", p ? ", " : "", p, all[p]);
-  throw Error(std::format("tessel: the processes are about to run different plans ({}); every process must run the "
-                          "same program on the same shapes, shardings and meshes. This process's plan (process {}), "
-                          "whose first instruction is '{}':\n{}",
-                          list, distributed::process_index(), plan.steps.empty() ? "" : plan.steps.front().label,
-                          plan::to_string(plan)));
+  // The first instruction that differs: every process compares the same gathered hashes, so all
+  // stop at the same one.
+  auto counts = distributed::all_gather_word(plan.steps.size());
+  std::size_t common = *std::min_element(counts.begin(), counts.end());
+  std::string where;
+  for (std::size_t k = 0; k < common && where.empty(); ++k) {
+    auto h = distributed::all_gather_word(plan.step_fingerprint(k));
+    if (!std::all_of(h.begin(), h.end(), [&](auto x) { return x == h[0]; }))
+      where = std::format("instruction {} differs; this process's is '{}'", k, plan.steps[k].label);
+  }
+  if (where.empty())
+    where = common < *std::max_element(counts.begin(), counts.end())
+                ? std::format("the plans have different numbers of instructions, alike for the first {}", common)
+                : std::string("the instructions are alike but the inputs' shapes, shardings or meshes differ");
+  throw Error(std::format("tessel: the processes are about to run different plans ({}): {}. Every process must run "
+                          "the same program on the same shapes, shardings and meshes. This process's plan (process "
+                          "{}):\n{}",
+                          list, where, distributed::process_index(), plan::to_string(plan)));
 }
 }  // namespace
 

@@ -110,6 +110,8 @@ struct Plan {
   // Instructions, shapes, shardings and meshes, hashed: equal plans have equal fingerprints in
   // every process (no addresses or pointers enter it).
   [[nodiscard]] std::uint64_t fingerprint() const;
+  // Step k's part of it (processes whose fingerprints differ find the first step that does).
+  [[nodiscard]] std::uint64_t step_fingerprint(std::size_t k) const;
 };
 
 // Sharding propagation (GSPMD-style), collective choice and fusion boundaries for a graph whose
