@@ -79,8 +79,13 @@ void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
   else throw Error("mean: integer means are computed in float32");
 }
 
-void count_collective(std::optional<plan::Collective> const& kind) {
-  if (kind) ++execution_counts()[*kind];
+// A sharding change (or one step of one), counted: once per change, and by the collective it ran.
+ImplPtr reshard_and_count(ImplPtr const& from, NamedSharding const& to, bool starts_change) {
+  auto& counts = execution_counts();
+  if (starts_change) ++counts.reshards;
+  auto done = reshard_with_collectives(*from, to);
+  if (done.collective) ++counts[*done.collective];
+  return done.tensor;
 }
 
 // An all-reduce or reduce-scatter completing a reduction's partial results.
@@ -116,10 +121,7 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
         reduce_collective(step, operands, state);
         ++counts[step.collective];
       } else {  // one step of a sharding change
-        auto done = reshard_with_collectives(*operands[0], *step.to);
-        if (step.starts_reshard) ++counts.reshards;
-        count_collective(done.collective);
-        result = done.tensor;
+        result = reshard_and_count(operands[0], *step.to, step.starts_reshard);
       }
       return;
     case plan::StepKind::scan_carry: {
@@ -134,13 +136,9 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       result = reinterpret_shards(operands[0], n.shape, *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
       return;
     }
-    case plan::StepKind::reshard: {
-      auto done = reshard_with_collectives(*operands[0], *step.to);
-      if (step.starts_reshard) ++counts.reshards;
-      count_collective(done.collective);
-      result = done.tensor;
+    case plan::StepKind::reshard:
+      result = reshard_and_count(operands[0], *step.to, step.starts_reshard);
       return;
-    }
   }
 }
 
@@ -182,8 +180,6 @@ bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
 }
 
 namespace {
-// On a plan's first run, every process must be about to run the same instructions: otherwise the
-// collectives would pair up wrongly and hang (as JAX does). Compared by fingerprint, once per plan.
 // Whether the plan's devices are on more than one process. A plan on one process's devices runs
 // there alone (the others skip every shard), with nothing to agree on; every process answers alike.
 bool spans_processes(plan::Plan const& plan) {
@@ -198,11 +194,16 @@ bool spans_processes(plan::Plan const& plan) {
   return false;
 }
 
+bool alike(std::vector<unsigned long long> const& words) {
+  return std::all_of(words.begin(), words.end(), [&](auto w) { return w == words[0]; });
+}
+
+// On a plan's first run, every process must be about to run the same instructions: otherwise the
+// collectives would pair up wrongly and hang (as JAX does). Compared by fingerprint, once per plan.
 void agree_on_plan(plan::Plan const& plan) {
   if (distributed::process_count() == 1 || !spans_processes(plan)) return;
-  std::uint64_t mine = plan.fingerprint();
-  auto all = distributed::all_gather_word(mine);
-  if (std::all_of(all.begin(), all.end(), [&](auto f) { return f == all[0]; })) return;
+  auto all = distributed::all_gather_word(plan.fingerprint());
+  if (alike(all)) return;
   std::string list;
   for (std::size_t p = 0; p < all.size(); ++p) list += std::format("{}process {}: {:016x}", p ? ", " : "", p, all[p]);
   // The first instruction that differs: every process compares the same gathered hashes, so all
@@ -211,8 +212,7 @@ void agree_on_plan(plan::Plan const& plan) {
   std::size_t common = *std::min_element(counts.begin(), counts.end());
   std::string where;
   for (std::size_t k = 0; k < common && where.empty(); ++k) {
-    auto h = distributed::all_gather_word(plan.step_fingerprint(k));
-    if (!std::all_of(h.begin(), h.end(), [&](auto x) { return x == h[0]; }))
+    if (!alike(distributed::all_gather_word(plan.step_fingerprint(k))))
       where = std::format("instruction {} differs; this process's is '{}'", k, plan.steps[k].label);
   }
   if (where.empty())
@@ -237,12 +237,7 @@ void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& regions
   plan.kernels_attached = true;
 }
 
-ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) {
-  ++execution_counts().reshards;
-  auto done = reshard_with_collectives(*from, to);
-  count_collective(done.collective);
-  return done.tensor;
-}
+ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) { return reshard_and_count(from, to, true); }
 
 }  // namespace detail
 }  // namespace tessel

@@ -25,6 +25,21 @@ bool all_local(std::span<GroupMember const> group) {
   return std::all_of(group.begin(), group.end(), [](GroupMember const& m) { return is_local_device(m.device); });
 }
 
+// The processes a group's members are on, in order of their first member, and this process's members.
+struct Spread {
+  int me = distributed::process_index();
+  std::vector<int> processes;
+  std::vector<std::size_t> local;
+
+  explicit Spread(std::span<GroupMember const> group) {
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      int p = distributed::process_of(group[k].device);
+      if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
+      if (p == me) local.push_back(k);
+    }
+  }
+};
+
 // The group as this process runs it in process: remote members read their received inputs and
 // write nothing, on one of this process's devices (the received copies are this process's memory).
 struct Staged {
@@ -38,22 +53,17 @@ Staged stage(std::span<GroupMember const> group, std::vector<std::size_t> const&
   Staged s;
   s.group.assign(group.begin(), group.end());
   s.received.resize(group.size());
-  int const me = distributed::process_index();
-  int local_device = -1;
-  std::vector<int> processes;
-  for (auto const& m : group) {
-    int p = distributed::process_of(m.device);
-    if (p == me && local_device < 0) local_device = m.device;
-    if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
-  }
-  s.any_local = local_device >= 0;
+  Spread const spread(group);
+  int const me = spread.me;
+  s.any_local = !spread.local.empty();
   if (!s.any_local) return s;  // no member here: this process takes no part
+  int const local_device = group[spread.local[0]].device;
   fence_all_devices();         // the inputs are complete
   distributed::Exchange exchange;
   for (std::size_t k = 0; k < group.size(); ++k) {
     int p = distributed::process_of(group[k].device);
     if (p == me) {
-      for (int q : processes)
+      for (int q : spread.processes)
         if (q != me) exchange.send(q, group[k].in, in_bytes[k]);
     } else {
       s.received[k].resize(in_bytes[k]);
@@ -83,14 +93,10 @@ class AcrossProcesses final : public Collectives {
   // per device it holds, as a ring all-reduce does.
   void all_reduce(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held) override {
     if (all_local(group)) return in_process_collectives().all_reduce(dtype, op, group, held);
-    int const me = distributed::process_index();
-    std::vector<int> processes;  // the group's processes, in order of their first member
-    std::vector<std::size_t> local;
-    for (std::size_t k = 0; k < group.size(); ++k) {
-      int p = distributed::process_of(group[k].device);
-      if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
-      if (p == me) local.push_back(k);
-    }
+    Spread const spread(group);
+    int const me = spread.me;
+    auto const& processes = spread.processes;
+    auto const& local = spread.local;
     if (local.empty()) return;  // no member here
     std::size_t const element = size_of(dtype);
     auto const count = static_cast<std::size_t>(held.num_elements());
