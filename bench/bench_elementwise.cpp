@@ -7,30 +7,14 @@
 #include <benchmark/benchmark.h>
 
 #include "interleaved.hpp"
+#include "triad.hpp"
 #include "tessel/tessel.hpp"
 
 namespace {
 
 using namespace tessel;
 
-// STREAM triad a = b + s * c on three arrays of n floats; returns a callable.
-struct Triad {
-  Kokkos::View<float*, MemSpace> a, b, c;
-  explicit Triad(std::int64_t n)
-      : a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "a"), n),
-        b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "b"), n),
-        c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "c"), n) {
-    Kokkos::deep_copy(a, 0.0f);
-    Kokkos::deep_copy(b, 1.0f);
-    Kokkos::deep_copy(c, 2.0f);
-  }
-  void operator()() const {
-    auto a_ = a, b_ = b, c_ = c;
-    Kokkos::parallel_for("triad", Kokkos::RangePolicy<ExecSpace>(0, a.extent(0)),
-                         KOKKOS_LAMBDA(std::int64_t i) { a_(i) = b_(i) + 3.0f * c_(i); });
-  }
-  [[nodiscard]] double bytes() const { return 3.0 * static_cast<double>(a.extent(0)) * sizeof(float); }
-};
+using bench::Triad;
 
 void BM_fused_chain(benchmark::State& state) {
   constexpr std::int64_t n = std::int64_t{1} << 25;
