@@ -79,6 +79,20 @@ struct Planner {
   // reduced axis the consumer does not split, runs inside the consumer's kernel, one row at a time.
   [[nodiscard]] bool row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const;
 
+  // The region whose rows an elementwise node's value is computed per row of: a node of the
+  // region's row shape (its shape with a last dimension of 1: rsqrt(var + eps) in a LayerNorm)
+  // joins the region's kernel like any elementwise node, so the reductions under it row-fuse
+  // against the region's shape and sharding rather than its own, and each row's value is computed
+  // once per row. Set by the elementwise parent before it assigns the node.
+  struct RowRegion {
+    Shape shape;
+    NamedSharding sharding;
+  };
+  std::vector<std::optional<RowRegion>> row_region;
+  // Is node c, an operand of a node of shape `shape`, a per-row value of the region (shape,
+  // sharding)? Elementwise, of the row shape, in a region whose rows are not split.
+  [[nodiscard]] bool per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const;
+
   // Can a reduce-scatter produce `want` from partial results tiled as `partial` with `axes` left
   // to reduce? Yes when `want` extends the partial tiling with exactly those axes.
   static bool scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,

@@ -67,6 +67,14 @@ bool Planner::row_fusable(int r, NamedSharding const& consumer, Shape const& con
          consumer.layout().dim_axes(in.size() - 1).empty();
 }
 
+bool Planner::per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const {
+  GraphNode const& n = g[static_cast<std::size_t>(c)];
+  if (n.kind != NodeKind::elementwise || shape.empty() || n.shape.size() != shape.size() || shape.back() == 1)
+    return false;
+  if (!sharding.layout().dim_axes(shape.size() - 1).empty()) return false;
+  return n.shape.back() == 1 && std::equal(shape.begin(), shape.end() - 1, n.shape.begin());
+}
+
 bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
                               std::size_t rank) {
   if (!(partial.mesh() == want.mesh())) return false;
@@ -104,7 +112,8 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
   if (requested) requested->check_shape(g.back().shape);
-  Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size())};
+  Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size()),
+                  std::vector<std::optional<Planner::RowRegion>>(g.size())};
   planner.forward();
   planner.assign(root, requested);
   share_common_values(g, planner.plans);

@@ -16,14 +16,20 @@ class ElementwiseRules final : public OpRules {
     GraphNode const& n = p.node(i);
     NodePlan& plan = p.plan(i);
     plan.out = req ? *req : p.natural_of(i);
+    // The region this node computes: its own, or the one it is a per-row value of.
+    auto const& row = p.row_region[static_cast<std::size_t>(i)];
+    Shape const& region = row ? row->shape : n.shape;
+    NamedSharding const& region_sharding = row ? row->sharding : *plan.out;
     for (int c : n.children) {
       GraphNode const& child = p.node(c);
-      if (p.row_fusable(c, *plan.out, n.shape)) {
+      if (p.row_fusable(c, region_sharding, region)) {
         NodePlan& cp = p.plan(c);
         cp.row_fused = true;
         cp.out = project(*plan.out, n.shape, child.shape);
-        p.assign(child.children[0], plan.out);
+        p.assign(child.children[0], region_sharding);
       } else {
+        if (p.per_row_value(c, region_sharding, region))
+          p.row_region[static_cast<std::size_t>(c)] = Planner::RowRegion{region, region_sharding};
         p.assign(c, project(*plan.out, n.shape, child.shape));
       }
     }
