@@ -106,14 +106,30 @@ KOKKOS_FORCEINLINE_FUNCTION T remainder(T a, T b) {
 }
 
 // Floating max/min as XLA CPU computes them (IEEE 754-2019 maximum/minimum): a NaN operand gives
-// NaN (its payload kept), and +0 is larger than -0 in either order.
+// NaN (its payload kept), and +0 is larger than -0 in either order. Equal operands are combined
+// bitwise (max: a & b, which is +0 when either zero is +0; min: a | b), so that every step is a
+// select or a bit operation: the row loops of a max reduction vectorize (a sign test on one
+// operand, as Kokkos::signbit, left them scalar).
+namespace detail {
+template <class T>
+using float_bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T bitwise(T a, T b, bool both) {
+  using U = float_bits_t<T>;
+  U const ua = __builtin_bit_cast(U, a), ub = __builtin_bit_cast(U, b);
+  return __builtin_bit_cast(T, both ? U(ua & ub) : U(ua | ub));
+}
+}  // namespace detail
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T max(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     return a > b ? a : b;
   } else {
-    const T larger = a > b ? a : (b > a ? b : (Kokkos::signbit(a) ? b : a));  // equal: prefer +0
-    return a != a ? a : (b != b ? b : larger);
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "xla::max: float32 or float64");
+    T m = a > b ? a : b;
+    m = a == b ? detail::bitwise(a, b, true) : m;  // equal: prefer +0
+    m = b != b ? b : m;
+    return a != a ? a : m;
   }
 }
 template <class T>
@@ -121,8 +137,11 @@ KOKKOS_FORCEINLINE_FUNCTION T min(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     return a < b ? a : b;
   } else {
-    const T smaller = a < b ? a : (b < a ? b : (Kokkos::signbit(a) ? a : b));  // equal: prefer -0
-    return a != a ? a : (b != b ? b : smaller);
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "xla::min: float32 or float64");
+    T m = a < b ? a : b;
+    m = a == b ? detail::bitwise(a, b, false) : m;  // equal: prefer -0
+    m = b != b ? b : m;
+    return a != a ? a : m;
   }
 }
 

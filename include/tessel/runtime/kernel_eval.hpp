@@ -11,7 +11,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "tessel/core/reduce_op.hpp"
 #include "tessel/core/shape.hpp"
+#include "tessel/runtime/lane_vectors.hpp"
 
 namespace tessel::detail {
 
@@ -38,6 +40,8 @@ struct LeafEval {
     if constexpr (Unit) return data[base + e];
     else return data[base + e * inner];
   }
+  // The row's first element (rows walked contiguously).
+  KOKKOS_FORCEINLINE_FUNCTION T const* row_data() const { return data + base; }
   template <class F>
   void for_each_leaf(F&& f) {
     f(stride);
@@ -166,10 +170,44 @@ struct NodeEval<Op, Compute, C, A, B> {
 // Reduces one row of an evaluator into `acc`. Sixteen independent accumulators break the
 // dependency chain of a scalar reduction (two vectors of floats per step); the order is fixed by
 // the row length alone, so a row reduces the same way on any mesh.
+//
+// On host CPUs a floating max or min runs on vectors instead (lane_vectors.hpp: the compiler's own
+// vectorizer leaves XLA's max scalar), four vectors of lanes at a time for the latency of its
+// selects, fed straight from a contiguous row or from blocks of 64 values that a plain loop
+// (vectorized as any fused kernel) computes into L1. max and min give the same value in any
+// order (but for which NaN's payload a row of several NaNs keeps), so the lanes need not be 16.
 template <class Op, class T, bool Unit, bool Fused, class Ev>
 KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T acc) {
   constexpr int lanes = 16;
   Ev const ev = ev_in;  // a private copy, plainly loop-invariant
+#ifdef TESSEL_LANE_VECTORS
+  if constexpr ((std::same_as<T, float> || std::same_as<T, double>) &&
+                (Op::combiner == ReduceOp::max || Op::combiner == ReduceOp::min)) {
+    constexpr int groups = 4;
+    constexpr std::int64_t step = groups * LaneVectors<T>::lanes;
+    LaneVectors<T> lane[groups] = {LaneVectors<T>(Op::template identity<T>()), LaneVectors<T>(Op::template identity<T>()),
+                                   LaneVectors<T>(Op::template identity<T>()), LaneVectors<T>(Op::template identity<T>())};
+    std::int64_t const whole = length - length % step;
+    auto add = [&](T const* values) {
+      for (int g = 0; g < groups; ++g) lane[g].template add<Op::combiner>(values + g * LaneVectors<T>::lanes);
+    };
+    if constexpr (Unit && requires { { ev.row_data() } -> std::same_as<T const*>; }) {
+      T const* row = ev.row_data();
+      for (std::int64_t e = 0; e < whole; e += step) add(row + e);
+    } else {
+      T values[step];
+      for (std::int64_t e = 0; e < whole; e += step) {
+#pragma GCC ivdep
+        for (std::int64_t k = 0; k < step; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
+        add(values);
+      }
+    }
+    for (int g = 0; g < groups; ++g)
+      for (int j = 0; j < LaneVectors<T>::lanes; ++j) acc = Op::combine(acc, lane[g].lane(j));
+    for (std::int64_t e = whole; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
+    return acc;
+  }
+#endif
   T lane[lanes];
   for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
   std::int64_t e = 0;
@@ -188,6 +226,7 @@ struct RowEval {
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
     return row[e];
   }
+  KOKKOS_FORCEINLINE_FUNCTION T const* row_data() const { return row; }
 };
 
 // reduce_row that also leaves the row's values in `row` (row_cache.hpp), with the same bits. The

@@ -1,0 +1,100 @@
+#pragma once
+// The sixteen accumulators of a row reduction (kernel_eval.hpp's reduce_row) as native vectors of
+// the host CPU, through the GCC/Clang vector extension. Left to the compiler, the sixteen scalar
+// combines are vectorized by its SLP pass or not: GCC 14 leaves XLA's max/min (selects for NaN and
+// signed zeros) scalar, building nothing but vmaxss and vucomiss. Written as vector operations,
+// they are vector selects whatever the compiler version. Lane j still accumulates elements
+// j, j + 16, ... of the row in order, so the result has the same bits as the scalar lanes on
+// every vector width.
+//
+// Host backends only: GPU builds (and compilers without the extension) keep the scalar lanes.
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <Kokkos_Core.hpp>
+
+#include "tessel/core/reduce_op.hpp"
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
+    !defined(KOKKOS_ENABLE_SYCL)
+#define TESSEL_LANE_VECTORS 1
+#endif
+
+namespace tessel::detail {
+
+#ifdef TESSEL_LANE_VECTORS
+
+#if defined(__AVX512F__)
+inline constexpr int native_vector_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr int native_vector_bytes = 32;
+#else
+inline constexpr int native_vector_bytes = 16;
+#endif
+
+// The native vector of T and the integer vector of its bits (the attribute needs a concrete type).
+template <class T>
+struct native_vector;
+template <>
+struct native_vector<float> {
+  typedef float type __attribute__((vector_size(native_vector_bytes)));
+  typedef std::int32_t bits __attribute__((vector_size(native_vector_bytes)));
+};
+template <>
+struct native_vector<double> {
+  typedef double type __attribute__((vector_size(native_vector_bytes)));
+  typedef std::int64_t bits __attribute__((vector_size(native_vector_bytes)));
+};
+
+template <class T>
+  requires std::same_as<T, float> || std::same_as<T, double>
+struct LaneVectors {
+  static constexpr int lanes = 16;
+  static constexpr int per_vector = native_vector_bytes / static_cast<int>(sizeof(T));
+  static constexpr int vectors = lanes / per_vector;
+  using V = typename native_vector<T>::type;
+  using Bits = typename native_vector<T>::bits;
+
+  V v[vectors];
+
+  explicit LaneVectors(T identity) {
+    for (int k = 0; k < vectors; ++k)
+      for (int j = 0; j < per_vector; ++j) v[k][j] = identity;
+  }
+
+  // xla::add / mul / max / min (xla_scalar.hpp), lane by lane.
+  template <ReduceOp op>
+  static V combine(V a, V b) {
+    if constexpr (op == ReduceOp::sum) {
+      return a + b;
+    } else if constexpr (op == ReduceOp::prod) {
+      return a * b;
+    } else {
+      constexpr bool is_max = op == ReduceOp::max;
+      V m = is_max ? (a > b ? a : b) : (a < b ? a : b);
+      V const equal = is_max ? reinterpret_cast<V>(reinterpret_cast<Bits>(a) & reinterpret_cast<Bits>(b))
+                             : reinterpret_cast<V>(reinterpret_cast<Bits>(a) | reinterpret_cast<Bits>(b));
+      m = a == b ? equal : m;
+      m = b != b ? b : m;
+      return a != a ? a : m;
+    }
+  }
+
+  // Lanes j += values[j] for j < 16.
+  template <ReduceOp op>
+  void add(T const* values) {
+    for (int k = 0; k < vectors; ++k) {
+      V x;
+      std::memcpy(&x, values + k * per_vector, sizeof x);
+      v[k] = combine<op>(v[k], x);
+    }
+  }
+
+  [[nodiscard]] T lane(int j) const { return v[j / per_vector][j % per_vector]; }
+};
+
+#endif
+
+}  // namespace tessel::detail
