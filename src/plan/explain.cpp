@@ -5,6 +5,7 @@
 
 #include "tessel/plan/cache.hpp"
 #include "tessel/plan/passes.hpp"
+#include "tessel/tools/cost_analysis.hpp"
 
 namespace tessel::plan {
 
@@ -24,7 +25,7 @@ std::string to_string(Plan const& plan) {
   std::string s;
   for (auto const& step : plan.steps) s += step.text + "\n";
   if (plan.steps.empty()) s += "(nothing to run: the result is an input)\n";
-  return s;
+  return s + cost_analysis_text(plan);
 }
 
 namespace {
@@ -53,18 +54,48 @@ std::string json_string(std::string_view s) {
 }  // namespace
 
 std::string to_json(Plan const& plan) {
+  auto costs = cost_analysis(plan);
+  auto strings = [](std::vector<std::string> const& list) {
+    std::string out;
+    for (std::size_t j = 0; j < list.size(); ++j) out += (j ? ", " : "") + json_string(list[j]);
+    return out;
+  };
+  double flops = 0, read = 0, written = 0, us = 0;
   std::string s = std::format("{{\"fingerprint\": \"{:016x}\", \"steps\": [", plan.fingerprint());
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     Step const& st = plan.steps[k];
+    InstructionCost const& c = costs[k];
     std::string operands;
     for (std::size_t j = 0; j < st.operands.size(); ++j) operands += std::format("{}{}", j ? ", " : "", st.operands[j]);
+    // The cost analysis (tools/cost_analysis.hpp): what every step has, then what some kinds add.
+    std::string cost = std::format(", \"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}", c.flops,
+                                   c.bytes_read, c.bytes_written);
+    if (!c.ops.empty()) cost += std::format(", \"ops\": [{}]", strings(c.ops));
+    if (c.kind == "gemm") cost += std::format(", \"batch\": {}, \"m\": {}, \"n\": {}, \"k\": {}", c.batch, c.m, c.n, c.k);
+    if (!c.groups.empty()) {
+      std::string groups;
+      for (std::size_t j = 0; j < c.groups.size(); ++j) {
+        groups += j ? ", [" : "[";
+        for (std::size_t d = 0; d < c.groups[j].size(); ++d) groups += std::format("{}{}", d ? ", " : "", c.groups[j][d]);
+        groups += "]";
+      }
+      cost += std::format(", \"mesh_axes\": [{}], \"replica_groups\": [{}]", strings(c.mesh_axes), groups);
+    }
     s += std::format(
         "{}\n  {{\"kind\": \"{}\", \"label\": {}, \"node\": {}, \"operands\": [{}], \"devices\": {}, \"bytes\": {}, "
-        "\"estimate_us\": {}, \"text\": {}}}",
+        "\"estimate_us\": {}{}, \"text\": {}}}",
         k ? "," : "", kind_name(st), json_string(st.label), st.node, operands, st.devices, st.bytes, st.estimate_us,
-        json_string(st.text));
+        cost, json_string(st.text));
+    flops += c.flops;
+    read += c.bytes_read;
+    written += c.bytes_written;
+    us += c.estimate_us;
   }
-  return s + (plan.steps.empty() ? "]}\n" : "\n]}\n");
+  s += plan.steps.empty() ? "]" : "\n]";
+  // The whole program's, as JAX's compiled.cost_analysis() sums it (per device).
+  return s + std::format(",\n \"cost_analysis\": {{\"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}, "
+                         "\"bytes_accessed\": {}, \"estimate_us\": {}}}}}\n",
+                         flops, read, written, read + written, us);
 }
 
 namespace {

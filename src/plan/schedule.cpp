@@ -83,6 +83,7 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
     s.bytes = part.bytes;
     s.estimate_us = us;
     s.to = part.to;
+    s.axes = part.axes;  // the groups a trace and cost_analysis name (empty between meshes)
     s.starts_reshard = first;
     first = false;
   }

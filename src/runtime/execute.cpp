@@ -14,6 +14,7 @@
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
 #include "tessel/runtime/scan.hpp"
+#include "tessel/runtime/step_observer.hpp"
 #include "kernels/kernel.hpp"
 #include "distributed/world.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -150,9 +151,16 @@ ImplPtr execute(plan::Plan const& plan, RunState& state) {
     ~Labelled() { running_step_label = nullptr; }
     Kokkos::Profiling::ScopedRegion region;
   };
-  for (auto const& step : plan.steps) {
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    auto const& step = plan.steps[k];
     Labelled scope(step.label);
-    run_step(plan, step, state);
+    if (StepObserver* watch = active_step_observer) [[unlikely]] {  // a trace or a profile (tools/)
+      watch->before(plan, k, state);
+      run_step(plan, step, state);
+      watch->after(plan, k, state);
+    } else {
+      run_step(plan, step, state);
+    }
   }
   return state.values[static_cast<std::size_t>(plan.slot.back())];
 }

@@ -1,0 +1,60 @@
+#pragma once
+// What each instruction of a plan costs one device, as JAX's compiled.cost_analysis() reports it
+// for a program: flops, bytes read and written, the cost model's estimated time, and for a
+// collective its mesh axes and device groups (JAX prints them as replica_groups). explain prints
+// it as a section after the instructions, explain_json gives it per step, and the trace
+// (tools/trace.hpp) and profile (tools/profile.hpp) count the same quantities from the blocks a
+// run actually made, by the same rules (the functions below).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessel/plan/plan.hpp"
+
+namespace tessel::plan {
+
+struct InstructionCost {
+  // The label's kind: "gemm", "fused", "reduce", "view_copy", "scan", "gather", "concatenate",
+  // "arg_reduce", a collective's id ("all_reduce", "all_gather", ...), "local_slice", "copy",
+  // "reshard", "view", "scan_carry".
+  std::string kind;
+  std::vector<std::string> ops;                  // kernels: the ops a region fuses, else the node's op
+  std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs: each device multiplies batch (m x k) @ (k x n)
+  double flops = 0;                              // per device (flop_count)
+  double bytes_read = 0, bytes_written = 0;      // per device: the blocks of the values read and made
+  double estimate_us = 0;                        // the cost model's (Step::estimate_us; 0 for kernels)
+  std::vector<std::string> mesh_axes;            // collectives and scan carries: their groups' axes
+  std::vector<std::vector<int>> groups;          // ... and the device ids of each group
+  std::vector<int> devices;                      // the devices running it (those holding its result)
+};
+
+// One entry per plan step, in order.
+std::vector<InstructionCost> cost_analysis(Plan const& plan);
+
+// Each device's GEMM problem, from the dot's dimension numbers, its lhs block and result block.
+struct GemmDims {
+  std::int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out_block);
+// The counting rules, given the step and its cost's kind, ops and GEMM dims. A GEMM:
+// 2 * batch * m * n * k. A region kernel (fused, reduce, view_copy): one flop per op per element of
+// the largest block it reads or writes (XLA counts an elementwise op as one flop per element).
+// scan and arg_reduce kernels: one per element of the block they read. Data movement (concatenate,
+// gather, views, reshards, collectives): none.
+double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
+                  std::int64_t first_read_block);
+// The ops of a kernel step (the list in its label for a region, else its node's op).
+std::vector<std::string> kernel_ops(Plan const& plan, Step const& step);
+// "gemm" from "tessel::gemm[dot_general#2]", "all_reduce" from "tessel::all_reduce(mp)[...]".
+std::string label_kind(Step const& step);
+// The device groups of a collective or scan carry (one group of every device when it has no axes,
+// as a permute between meshes), as device ids; empty for other steps.
+std::vector<std::vector<int>> step_groups(Step const& step);
+std::vector<std::string> step_axes(Step const& step);
+
+// JAX's notation: {{0,1},{2,3}}.
+std::string replica_groups_text(std::vector<std::vector<int>> const& groups);
+// The section explain prints after the instructions (empty for a plan with no steps).
+std::string cost_analysis_text(Plan const& plan);
+
+}  // namespace tessel::plan

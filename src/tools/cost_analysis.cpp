@@ -1,0 +1,184 @@
+// cost_analysis: per instruction and device, flops, bytes read and written, the model's estimate
+// and a collective's device groups. The shardings each step reads are followed through the plan
+// the way the executor fills its value slots: tensors come with theirs, and each step leaves its
+// result's sharding in its node's slot.
+#include "tessel/tools/cost_analysis.hpp"
+
+#include <algorithm>
+#include <format>
+#include <optional>
+
+#include "tessel/runtime/device_groups.hpp"
+
+namespace tessel::plan {
+
+namespace {
+
+// The sharding of what a step makes (as the rules that add each kind of step choose it).
+std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
+  NodePlan const& p = plan.nodes[static_cast<std::size_t>(step.node)];
+  switch (step.kind) {
+    case StepKind::kernel: return p.partial ? p.partial : p.after_collective ? p.after_collective : p.out;
+    case StepKind::view: return p.after_collective ? p.after_collective : p.out;
+    default: return step.to ? step.to : p.out;
+  }
+}
+
+std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.shard_shape(shape).num_elements(); }
+
+}  // namespace
+
+GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out_block) {
+  GemmDims g;
+  std::size_t const nb = dims.lhs_batch.size();
+  std::size_t const lhs_free = lhs_block.size() - nb - dims.lhs_contract.size();
+  for (std::size_t d = 0; d < out_block.size(); ++d) (d < nb ? g.batch : d < nb + lhs_free ? g.m : g.n) *= out_block[d];
+  for (auto c : dims.lhs_contract) g.k *= lhs_block[c];
+  return g;
+}
+
+std::string label_kind(Step const& step) {
+  std::string_view l = step.label;
+  if (l.starts_with("tessel::")) l.remove_prefix(8);
+  return std::string(l.substr(0, l.find_first_of("[(")));
+}
+
+std::vector<std::string> kernel_ops(Plan const& plan, Step const& step) {
+  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  if (computed(n.kind) == Computed::kernel) return {n.op};
+  // A region's label lists its ops: tessel::fused[mul,add,tanh].
+  std::vector<std::string> ops;
+  auto open = step.label.find('['), close = step.label.rfind(']');
+  if (open == std::string::npos || close == std::string::npos || close <= open) return {n.op};
+  std::string_view list(step.label.data() + open + 1, close - open - 1);
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    ops.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return ops;
+}
+
+double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
+                  std::int64_t first_read_block) {
+  if (step.kind != StepKind::kernel) return 0;
+  NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;
+  if (kind == NodeKind::dot) return 2.0 * static_cast<double>(cost.batch * cost.m * cost.n) * static_cast<double>(cost.k);
+  if (computed(kind) != Computed::kernel)
+    return static_cast<double>(cost.ops.size()) * static_cast<double>(largest_block);
+  if (cost.kind == "scan" || cost.kind == "arg_reduce") return static_cast<double>(first_read_block);
+  return 0;
+}
+
+std::vector<std::vector<int>> step_groups(Step const& step) {
+  bool grouped = step.kind == StepKind::collective || step.kind == StepKind::scan_carry;
+  if (!grouped || !step.to) return {};
+  Mesh const& mesh = step.to->mesh();
+  std::vector<std::vector<int>> groups;
+  if (step.axes.empty()) {  // a permute between meshes: all devices at once
+    groups.emplace_back(mesh.device_ids().begin(), mesh.device_ids().end());
+    return groups;
+  }
+  for (auto const& positions : device_groups(mesh.axes(), step.axes)) {
+    auto& ids = groups.emplace_back();
+    for (int pos : positions) ids.push_back(mesh.device_id(pos));
+  }
+  return groups;
+}
+
+std::vector<std::string> step_axes(Step const& step) {
+  std::vector<std::string> names;
+  if (!step.to) return names;
+  for (auto a : step.axes) names.emplace_back(step.to->mesh().axes().name(a).view());
+  return names;
+}
+
+std::vector<InstructionCost> cost_analysis(Plan const& plan) {
+  Graph const& g = plan.graph;
+  // The sharding each value slot holds at this point of the run.
+  std::vector<std::optional<NamedSharding>> held(g.size());
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (g[i].kind == NodeKind::tensor && g[i].sharding && !held[static_cast<std::size_t>(plan.slot[i])])
+      held[static_cast<std::size_t>(plan.slot[i])] = g[i].sharding;
+
+  std::vector<InstructionCost> costs;
+  costs.reserve(plan.steps.size());
+  for (Step const& step : plan.steps) {
+    InstructionCost c;
+    c.kind = label_kind(step);
+    c.estimate_us = step.estimate_us;
+    GraphNode const& n = g[static_cast<std::size_t>(step.node)];
+    std::int64_t largest = 0, first_read = -1;
+    for (int o : step.operands) {
+      auto const& s = held[static_cast<std::size_t>(o)];
+      if (!s) continue;  // a scalar
+      std::int64_t e = block_elements(*s, g[static_cast<std::size_t>(o)].shape);
+      c.bytes_read += static_cast<double>(e) * static_cast<double>(g[static_cast<std::size_t>(o)].dtype_bytes);
+      largest = std::max(largest, e);
+      if (first_read < 0) first_read = e;
+    }
+    auto made = made_sharding(plan, step);
+    if (made) {
+      std::int64_t e = block_elements(*made, n.shape);
+      // A view makes no data: the same blocks, read as another shape.
+      if (step.kind != StepKind::view) c.bytes_written = static_cast<double>(e) * static_cast<double>(n.dtype_bytes);
+      else c.bytes_read = 0;
+      largest = std::max(largest, e);
+      c.devices.assign(made->mesh().device_ids().begin(), made->mesh().device_ids().end());
+    }
+    if (step.kind == StepKind::kernel) {
+      c.ops = kernel_ops(plan, step);
+      if (n.kind == NodeKind::dot && step.operands.size() == 2 && made && held[static_cast<std::size_t>(step.operands[0])]) {
+        int lhs = step.operands[0];
+        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->shard_shape(g[static_cast<std::size_t>(lhs)].shape),
+                              made->shard_shape(n.shape));
+        c.batch = dims.batch;
+        c.m = dims.m;
+        c.n = dims.n;
+        c.k = dims.k;
+      }
+    }
+    c.flops = flop_count(plan, step, c, largest, std::max<std::int64_t>(first_read, 0));
+    c.groups = step_groups(step);
+    if (!c.groups.empty()) c.mesh_axes = step_axes(step);
+    if (made) held[static_cast<std::size_t>(step.node)] = made;
+    costs.push_back(std::move(c));
+  }
+  return costs;
+}
+
+std::string replica_groups_text(std::vector<std::vector<int>> const& groups) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    s += i ? ",{" : "{";
+    for (std::size_t j = 0; j < groups[i].size(); ++j) s += std::format("{}{}", j ? "," : "", groups[i][j]);
+    s += "}";
+  }
+  return s + "}";
+}
+
+std::string cost_analysis_text(Plan const& plan) {
+  if (plan.steps.empty()) return {};
+  auto costs = cost_analysis(plan);
+  std::string s = "cost analysis, per device:\n";
+  double flops = 0, read = 0, written = 0, us = 0;
+  for (std::size_t k = 0; k < costs.size(); ++k) {
+    auto const& c = costs[k];
+    std::string gemm = c.kind == "gemm" && c.m > 0
+                           ? std::format(" (m {}, n {}, k {}{})", c.m, c.n, c.k,
+                                         c.batch > 1 ? std::format(", batch {}", c.batch) : std::string())
+                           : std::string();
+    std::string groups = c.groups.empty() ? std::string() : ", replica_groups=" + replica_groups_text(c.groups);
+    s += std::format("  #{} {}: {:.0f} flops{}, {:.0f} bytes read, {:.0f} bytes written, est {:.1f} us{}\n", k,
+                     plan.steps[k].label, c.flops, gemm, c.bytes_read, c.bytes_written, c.estimate_us, groups);
+    flops += c.flops;
+    read += c.bytes_read;
+    written += c.bytes_written;
+    us += c.estimate_us;
+  }
+  s += std::format("  total: {:.0f} flops, {:.0f} bytes read, {:.0f} bytes written, est {:.1f} us\n", flops, read,
+                   written, us);
+  return s;
+}
+
+}  // namespace tessel::plan
