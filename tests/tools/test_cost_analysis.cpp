@@ -1,0 +1,122 @@
+// explain's cost analysis (tools/cost_analysis.hpp) against values computed by hand: a matmul
+// whose contracting dimension is split (a GEMM per device, then an all-reduce of its partial
+// sums), and a sum whose partial results meet in an all-reduce, over 'mp' and over 'dp'.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_floating_point.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "support/data.hpp"
+#include "tessel/tessel.hpp"
+
+using namespace tessel;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::WithinRel;
+using nlohmann::json;
+
+namespace {
+// The default cost model (the tests run without a calibrated one): a ring all-reduce over n
+// devices of B bytes each costs 2 (n - 1) * 5 us + 2 (n - 1) / n * B / (10 GB/s).
+double all_reduce_us(double bytes, int n) { return 2 * (n - 1) * 5.0 + 2.0 * (n - 1) / n * bytes / 1e4; }
+}  // namespace
+
+TEST_CASE("cost analysis of a matmul over a split contracting dimension", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  // x (8, 16) split by columns over mp, w (16, 4) by rows: each device multiplies 8x8 by 8x4.
+  auto x = device_put(test::iota_data<float>(Shape{8, 16}), Shape{8, 16}, NamedSharding(mesh, P(None, "mp")));
+  auto w = device_put(test::iota_data<float>(Shape{16, 4}), Shape{16, 4}, NamedSharding(mesh, P("mp", None)));
+  auto const& plan = plan_of(matmul(x, w));
+  std::string text = explain(matmul(x, w));
+  INFO(text);
+  REQUIRE(plan.steps.size() == 2);
+  auto costs = plan::cost_analysis(plan);
+  auto const& gemm = costs[0];
+  CHECK(gemm.kind == "gemm");
+  CHECK(gemm.m == 8);
+  CHECK(gemm.n == 4);
+  CHECK(gemm.k == 8);
+  CHECK(gemm.batch == 1);
+  CHECK(gemm.flops == 2 * 8 * 4 * 8);
+  CHECK(gemm.bytes_read == (8 * 8 + 8 * 4) * 4);
+  CHECK(gemm.bytes_written == 8 * 4 * 4);
+  CHECK(gemm.estimate_us == 0);
+  CHECK(gemm.groups.empty());
+  CHECK(gemm.devices == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  auto const& reduce = costs[1];
+  CHECK(reduce.kind == "all_reduce");
+  CHECK(reduce.flops == 0);
+  CHECK(reduce.bytes_read == 128);
+  CHECK(reduce.bytes_written == 128);
+  CHECK_THAT(reduce.estimate_us, WithinRel(all_reduce_us(128, 2), 1e-12));
+  CHECK(reduce.estimate_us == plan.steps[1].estimate_us);
+  CHECK(reduce.mesh_axes == std::vector<std::string>{"mp"});
+  CHECK(reduce.groups == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+
+  // explain: the instruction lines as before, then the section.
+  CHECK_THAT(text, ContainsSubstring("gemm      dot_general -> float32[8,4]"));
+  CHECK_THAT(text, ContainsSubstring("cost analysis, per device:\n"
+                                     "  #0 tessel::gemm[dot_general#2]: 512 flops (m 8, n 4, k 8), 384 bytes read, "
+                                     "128 bytes written, est 0.0 us\n"
+                                     "  #1 tessel::all_reduce(mp)[dot_general#2]: 0 flops, 128 bytes read, 128 bytes "
+                                     "written, est 10.0 us, replica_groups={{0,1},{2,3},{4,5},{6,7}}\n"
+                                     "  total: 512 flops, 512 bytes read, 256 bytes written, est 10.0 us\n"));
+
+  // explain_json: the same numbers as data.
+  json j = json::parse(explain_json(matmul(x, w)));
+  auto const& s0 = j["steps"][0];
+  CHECK(s0["flops"] == 512);
+  CHECK(s0["m"] == 8);
+  CHECK(s0["n"] == 4);
+  CHECK(s0["k"] == 8);
+  CHECK(s0["batch"] == 1);
+  CHECK(s0["bytes_read"] == 384);
+  CHECK(s0["bytes_written"] == 128);
+  CHECK(s0["ops"] == json::array({"dot_general"}));
+  auto const& s1 = j["steps"][1];
+  CHECK(s1["kind"] == "all_reduce");
+  CHECK(s1["replica_groups"] == json::parse("[[0,1],[2,3],[4,5],[6,7]]"));
+  CHECK(s1["mesh_axes"] == json::array({"mp"}));
+  CHECK(s1["bytes_read"] == 128);
+  CHECK_THAT(s1["estimate_us"].get<double>(), WithinRel(all_reduce_us(128, 2), 1e-12));
+  CHECK(j["cost_analysis"]["flops"] == 512);
+  CHECK(j["cost_analysis"]["bytes_accessed"] == 512 + 256);
+  CHECK_THAT(j["cost_analysis"]["estimate_us"].get<double>(), WithinRel(all_reduce_us(128, 2), 1e-12));
+}
+
+TEST_CASE("cost analysis of a sum's all-reduce, over either mesh axis", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto x = device_put(test::iota_data<float>(Shape{8, 16}), Shape{8, 16}, NamedSharding(mesh, P("dp", "mp")));
+  SECTION("rows: each device sums its 2x8 block's rows; 2 floats meet over mp") {
+    auto const& plan = plan_of(sum(x, 1));
+    INFO(plan::to_string(plan));
+    REQUIRE(plan.steps.size() == 2);
+    auto costs = plan::cost_analysis(plan);
+    CHECK(costs[0].kind == "reduce");
+    CHECK(costs[0].ops == std::vector<std::string>{"sum"});
+    CHECK(costs[0].flops == 16);  // one add per element of the block read
+    CHECK(costs[0].bytes_read == 64);
+    CHECK(costs[0].bytes_written == 8);
+    CHECK(costs[1].bytes_read == 8);
+    CHECK(costs[1].bytes_written == 8);
+    CHECK(costs[1].groups == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+    CHECK_THAT(costs[1].estimate_us, WithinRel(all_reduce_us(8, 2), 1e-12));
+  }
+  SECTION("columns: 8 floats meet over dp, in JAX's replica groups {{0,2,4,6},{1,3,5,7}}") {
+    auto const& plan = plan_of(sum(x, 0));
+    INFO(plan::to_string(plan));
+    REQUIRE(plan.steps.size() == 2);
+    auto costs = plan::cost_analysis(plan);
+    CHECK(costs[1].mesh_axes == std::vector<std::string>{"dp"});
+    CHECK(costs[1].groups == std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}});
+    CHECK(costs[1].bytes_read == 32);
+    CHECK_THAT(costs[1].estimate_us, WithinRel(all_reduce_us(32, 4), 1e-12));
+    CHECK_THAT(explain(sum(x, 0)), ContainsSubstring("replica_groups={{0,2,4,6},{1,3,5,7}}"));
+  }
+}
+
+TEST_CASE("a plan with nothing to run has no cost section", "[tools][cost_analysis]") {
+  auto x = device_put(test::iota_data<float>(Shape{8}), Shape{8}, NamedSharding(make_mesh({8}, {"x"}), P("x")));
+  CHECK(explain(as_node(x)) == "(nothing to run: the result is an input)\n");
+  CHECK(json::parse(explain_json(as_node(x)))["cost_analysis"]["flops"] == 0);
+}
