@@ -27,7 +27,4 @@
 #include "tessel/runtime/device_put.hpp"
 #include "tessel/runtime/random.hpp"
 #include "tessel/runtime/tensor.hpp"
-#include "tessel/tools/cost_analysis.hpp"
-#include "tessel/tools/profile.hpp"
-#include "tessel/tools/trace.hpp"
 #include "tessel/tools/visualize.hpp"

@@ -9,6 +9,7 @@
 
 #include "support/data.hpp"
 #include "tessel/tessel.hpp"
+#include "tessel/tools/cost_analysis.hpp"
 
 using namespace tessel;
 using Catch::Matchers::ContainsSubstring;

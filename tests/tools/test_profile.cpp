@@ -10,6 +10,9 @@
 
 #include "support/data.hpp"
 #include "tessel/tessel.hpp"
+#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/tools/profile.hpp"
+#include "tessel/tools/trace.hpp"
 
 using namespace tessel;
 using Catch::Matchers::ContainsSubstring;

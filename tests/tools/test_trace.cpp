@@ -13,6 +13,8 @@
 
 #include "support/data.hpp"
 #include "tessel/tessel.hpp"
+#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/tools/trace.hpp"
 
 using namespace tessel;
 using Catch::Matchers::ContainsSubstring;

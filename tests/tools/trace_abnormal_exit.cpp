@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "tessel/tessel.hpp"
+#include "tessel/tools/trace.hpp"
 
 int main(int argc, char* argv[]) {
   std::string_view mode = argc > 1 ? argv[1] : "";

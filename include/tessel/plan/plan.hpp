@@ -118,11 +118,10 @@ struct Plan {
 // root must come out with `requested` (or with whatever propagation gives, when absent).
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);
 
-// The plan as text: one line per instruction (kernel, collective, reshard, view), then its cost
-// analysis (tools/cost_analysis.hpp), one line per instruction.
+// The plan as text: one line per instruction (kernel, collective, reshard, view), then its costs.
 std::string to_string(Plan const& plan);
-// The plan as JSON: {"fingerprint": "...", "steps": [{"kind", "label", "node", "operands",
-// "devices", "bytes", "estimate_us", cost analysis fields, "text"}, ...], "cost_analysis": {...}}.
+// The plan as JSON: {"fingerprint", "steps": [{"kind", "label", "node", "operands", "devices",
+// "bytes", "estimate_us", cost fields (tools/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
 std::string to_json(Plan const& plan);
 
 }  // namespace tessel::plan
