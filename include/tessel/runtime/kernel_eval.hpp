@@ -167,54 +167,56 @@ struct NodeEval<Op, Compute, C, A, B> {
   }
 };
 
-// Reduces one row of an evaluator into `acc`. Sixteen independent accumulators break the
-// dependency chain of a scalar reduction (two vectors of floats per step); the order is fixed by
-// the row length alone, so a row reduces the same way on any mesh.
+// The number of independent accumulators of a row reduction (reduce_row).
+inline constexpr int reduction_lanes = 64;
+
+// Reduces one row of an evaluator into `acc`. 64 independent accumulators break the dependency
+// chain of a scalar reduction (four vectors of floats per step, enough for an add's latency):
+// lane j takes elements j, j + 64, ... in order, the lanes meet in a tree (j with j + 32, then j
+// with j + 16, ...) whose result acc takes, then acc takes the row's last length % 64 elements
+// one by one (a row shorter than 64 is summed in order, as XLA does). The order is fixed by the
+// row length alone, so a row reduces the same way on any mesh and any backend.
 //
-// On host CPUs a floating max or min runs on vectors instead (lane_vectors.hpp: the compiler's own
-// vectorizer leaves XLA's max scalar), four vectors of lanes at a time for the latency of its
-// selects, fed straight from a contiguous row or from blocks of 64 values that a plain loop
-// (vectorized as any fused kernel) computes into L1. max and min give the same value in any
-// order (but for which NaN's payload a row of several NaNs keeps), so the lanes need not be 16.
+// On host CPUs the floating lanes are native vectors (lane_vectors.hpp: GCC 14 leaves XLA's max
+// scalar when the lanes are scalars), fed straight from a contiguous row, or from blocks of
+// values that a plain loop (vectorized as any fused kernel) computes into L1.
 template <class Op, class T, bool Unit, bool Fused, class Ev>
 KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T acc) {
-  constexpr int lanes = 16;
+  constexpr int lanes = reduction_lanes;
   Ev const ev = ev_in;  // a private copy, plainly loop-invariant
+  std::int64_t const whole = length - length % lanes;
+  T lane[lanes];
+  bool done = false;
 #ifdef TESSEL_LANE_VECTORS
-  if constexpr ((std::same_as<T, float> || std::same_as<T, double>) &&
-                (Op::combiner == ReduceOp::max || Op::combiner == ReduceOp::min)) {
-    constexpr int groups = 4;
-    constexpr std::int64_t step = groups * LaneVectors<T>::lanes;
-    LaneVectors<T> lane[groups] = {LaneVectors<T>(Op::template identity<T>()), LaneVectors<T>(Op::template identity<T>()),
-                                   LaneVectors<T>(Op::template identity<T>()), LaneVectors<T>(Op::template identity<T>())};
-    std::int64_t const whole = length - length % step;
-    auto add = [&](T const* values) {
-      for (int g = 0; g < groups; ++g) lane[g].template add<Op::combiner>(values + g * LaneVectors<T>::lanes);
-    };
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+    static_assert(LaneVectors<T>::lanes == lanes);
+    LaneVectors<T> vectors(Op::template identity<T>());
     if constexpr (Unit && requires { { ev.row_data() } -> std::same_as<T const*>; }) {
       T const* row = ev.row_data();
-      for (std::int64_t e = 0; e < whole; e += step) add(row + e);
+      for (std::int64_t e = 0; e < whole; e += lanes) vectors.template add<Op::combiner>(row + e);
     } else {
-      T values[step];
-      for (std::int64_t e = 0; e < whole; e += step) {
+      T values[lanes];
+      for (std::int64_t e = 0; e < whole; e += lanes) {
 #pragma GCC ivdep
-        for (std::int64_t k = 0; k < step; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
-        add(values);
+        for (int k = 0; k < lanes; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
+        vectors.template add<Op::combiner>(values);
       }
     }
-    for (int g = 0; g < groups; ++g)
-      for (int j = 0; j < LaneVectors<T>::lanes; ++j) acc = Op::combine(acc, lane[g].lane(j));
-    for (std::int64_t e = whole; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
-    return acc;
+    vectors.store(lane);
+    done = true;
   }
 #endif
-  T lane[lanes];
-  for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
-  std::int64_t e = 0;
-  for (; e + lanes <= length; e += lanes)
-    for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], static_cast<T>(ev.template at<Unit, Fused>(e + j)));
-  for (int j = 0; j < lanes; ++j) acc = Op::combine(acc, lane[j]);
-  for (; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
+  if (!done) {
+    for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
+    for (std::int64_t e = 0; e < whole; e += lanes)
+      for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], static_cast<T>(ev.template at<Unit, Fused>(e + j)));
+  }
+  if (whole > 0) {
+    for (int width = lanes / 2; width >= 1; width /= 2)
+      for (int j = 0; j < width; ++j) lane[j] = Op::combine(lane[j], lane[j + width]);
+    acc = Op::combine(acc, lane[0]);
+  }
+  for (std::int64_t e = whole; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
   return acc;
 }
 

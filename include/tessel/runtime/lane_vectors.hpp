@@ -1,11 +1,10 @@
 #pragma once
-// The sixteen accumulators of a row reduction (kernel_eval.hpp's reduce_row) as native vectors of
-// the host CPU, through the GCC/Clang vector extension. Left to the compiler, the sixteen scalar
-// combines are vectorized by its SLP pass or not: GCC 14 leaves XLA's max/min (selects for NaN and
-// signed zeros) scalar, building nothing but vmaxss and vucomiss. Written as vector operations,
-// they are vector selects whatever the compiler version. Lane j still accumulates elements
-// j, j + 16, ... of the row in order, so the result has the same bits as the scalar lanes on
-// every vector width.
+// The accumulators of a row reduction (kernel_eval.hpp's reduce_row) as native vectors of the host
+// CPU, through the GCC/Clang vector extension. Left to the compiler, scalar lanes are vectorized by
+// its SLP pass or not: GCC 14 leaves XLA's max/min (selects for NaN and signed zeros) scalar,
+// building nothing but vmaxss and vucomiss. Written as vector operations, they are vector selects
+// whatever the compiler version. Lane j accumulates elements j, j + lanes, ... of the row in
+// order, as the scalar lanes do, so the result has the same bits on every vector width.
 //
 // Host backends only: GPU builds (and compilers without the extension) keep the scalar lanes.
 #include <concepts>
@@ -51,7 +50,8 @@ struct native_vector<double> {
 template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
 struct LaneVectors {
-  static constexpr int lanes = 16;
+  // Four AVX-512 vectors of floats: independent chains enough to hide an add's latency.
+  static constexpr int lanes = 64;
   static constexpr int per_vector = native_vector_bytes / static_cast<int>(sizeof(T));
   static constexpr int vectors = lanes / per_vector;
   using V = typename native_vector<T>::type;
@@ -82,7 +82,7 @@ struct LaneVectors {
     }
   }
 
-  // Lanes j += values[j] for j < 16.
+  // Lane j += values[j] for every lane.
   template <ReduceOp op>
   void add(T const* values) {
     for (int k = 0; k < vectors; ++k) {
@@ -92,7 +92,8 @@ struct LaneVectors {
     }
   }
 
-  [[nodiscard]] T lane(int j) const { return v[j / per_vector][j % per_vector]; }
+  // The lanes in order.
+  void store(T* out) const { std::memcpy(out, v, sizeof v); }
 };
 
 #endif
