@@ -6,6 +6,7 @@
 #include "support/data.hpp"
 #include "support/meshes.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/stream_copy.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
@@ -83,6 +84,31 @@ TEST_CASE("each reshard kind runs as its collective and keeps the values", "[run
                                            {P("b"), P("a"), std::nullopt}})
       check_case<float>(m, {12, 6}, c);
   }
+}
+
+TEST_CASE("reshards and all-reduces too large for the cache (non-temporal stores) keep every bit",
+          "[runtime][reshard][collectives]") {
+  // Outputs of at least detail::stream_output_bytes (32 MB) in all take the streaming stores; rows
+  // of 1025 floats per block leave every run's start and end off the vector alignment.
+  static_assert(1024 * 8200 * sizeof(float) >= detail::stream_output_bytes);
+  Shape shape{1024, 8200};
+  for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({2, 4}, {"a", "b"})}) {
+    PartitionSpec rows = mesh.axes().num_axes() == 1 ? P("x", None) : P("a", "b");
+    PartitionSpec cols = mesh.axes().num_axes() == 1 ? P(None, "x") : P("b", "a");
+    check_case<float>(mesh, shape, {rows, cols, a2a});
+    check_case<float>(mesh, shape, {rows, P(), gather});
+  }
+  // An all-reduce of 8 partial sums of 2 Mi floats each (64 MB of outputs), against the sum
+  // computed unsharded: the same bits, since every element adds the same values in the same order.
+  auto mesh = make_mesh({8}, {"x"});
+  Shape big{8, 1 << 21};
+  auto data = test::iota_data<float>(big, 0.5f);
+  auto x = device_put(data, big, NamedSharding(mesh, P("x", None)));
+  auto whole = eval(sum(device_put(data, big, NamedSharding(make_mesh({1}, {"x"}, {0}), P())), 0)).to_host();
+  auto before = execution_counts()[plan::Collective::all_reduce];
+  auto got = eval(sum(x, 0)).to_host();
+  CHECK(execution_counts()[plan::Collective::all_reduce] == before + 1);
+  CHECK(test::bitwise_equal(got, whole));
 }
 
 TEST_CASE("reshards between meshes over the same devices run as a permute when blocks only move",

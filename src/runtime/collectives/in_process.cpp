@@ -20,6 +20,7 @@
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/run_plan.hpp"
+#include "tessel/runtime/stream_copy.hpp"
 
 namespace tessel {
 namespace {
@@ -30,6 +31,19 @@ constexpr int max_group = 64;
 // that the loops over members vectorize; on GPUs a work item is one element.
 constexpr bool host_backend = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
 constexpr std::int64_t tile = host_backend ? 4096 : 1;
+
+// `stream`: with non-temporal stores on a host (stream_copy.hpp), for outputs too large to stay in
+// cache; the work item calls stream_fence() after its last copy.
+template <class W>
+KOKKOS_INLINE_FUNCTION void copy_words(W* KOKKOS_RESTRICT dst, W const* KOKKOS_RESTRICT src, std::int64_t len,
+                                       bool stream = false) {
+  KOKKOS_IF_ON_HOST((if (stream) {
+    detail::stream_copy(dst, src, len);
+    return;
+  }))
+  (void)stream;
+  for (std::int64_t e = 0; e < len; ++e) dst[e] = src[e];
+}
 
 template <class T>
 struct Pointers {
@@ -86,6 +100,8 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
                   std::int64_t item_begin, std::int64_t item_end) {
   if (item_end <= item_begin) return;
   std::int64_t chunks = (p.run_length + tile - 1) / tile;
+  bool const stream =
+      host_backend && static_cast<std::size_t>(p.runs * p.run_length * dst.n) * sizeof(T) >= detail::stream_output_bytes;
   Kokkos::parallel_for(
       detail::kernel_label("tessel::collective"), Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
       KOKKOS_LAMBDA(std::int64_t item) {
@@ -100,10 +116,8 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
           int pass = src.n - k < sources_per_pass ? src.n - k : sources_per_pass;
           accumulate_pass<T, Op>(acc, src.ptr + k, pass, s, len, k == 0);
         }
-        for (int k = 0; k < dst.n; ++k) {
-          T* dk = dst.ptr[k] + d;
-          for (std::int64_t e = 0; e < len; ++e) dk[e] = acc[e];
-        }
+        for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, acc, len, stream);
+        KOKKOS_IF_ON_HOST((if (stream) detail::stream_fence();))
       });
 }
 
@@ -134,21 +148,19 @@ struct CopyTask {
   std::int64_t first_item;     // work items of the tasks before this one
 };
 
-template <class W>
-KOKKOS_INLINE_FUNCTION void copy_words(W* KOKKOS_RESTRICT dst, W const* KOKKOS_RESTRICT src, std::int64_t len) {
-  for (std::int64_t e = 0; e < len; ++e) dst[e] = src[e];
-}
-
 // Four runs copied together. On a host, in interleaved 256-byte blocks (fixed-size copies the
 // compiler inlines as vector moves), so that the four streams are in flight at once; a plain loop
 // would be turned into four library calls, one run after the other.
 template <class W>
-KOKKOS_INLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src, std::int64_t len) {
+KOKKOS_INLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src, std::int64_t len, bool stream) {
   std::int64_t e = 0;
   KOKKOS_IF_ON_HOST((constexpr std::int64_t block = 256 / sizeof(W); for (; e + block <= len; e += block) {
-    for (int i = 0; i < 4; ++i) std::memcpy(dst[i] + e, src[i] + e, block * sizeof(W));
+    for (int i = 0; i < 4; ++i) {
+      if (stream) detail::stream_copy(dst[i] + e, src[i] + e, block);
+      else std::memcpy(dst[i] + e, src[i] + e, block * sizeof(W));
+    }
   }))
-  for (int i = 0; i < 4; ++i) copy_words(dst[i] + e, src[i] + e, len - e);
+  for (int i = 0; i < 4; ++i) copy_words(dst[i] + e, src[i] + e, len - e, stream);
 }
 
 class CopyBatch {
@@ -196,6 +208,10 @@ class CopyBatch {
     auto tasks = to_device(exec, tasks_);
     auto dsts = to_device(exec, dsts_);
     int num_tasks = static_cast<int>(tasks_.size());
+    std::size_t out_bytes = 0;
+    for (auto const& t : tasks_)
+      out_bytes += static_cast<std::size_t>(t.plan.runs * t.plan.run_length * t.num_dst) * sizeof(W);
+    bool const stream = host_backend && out_bytes >= detail::stream_output_bytes;
     Kokkos::parallel_for(
         detail::kernel_label("tessel::collective_copy"), Kokkos::RangePolicy<ExecSpace>(exec, 0, items_), KOKKOS_LAMBDA(std::int64_t item) {
           int lo = 0, hi = num_tasks - 1;  // the last task that starts at or before `item`
@@ -213,7 +229,8 @@ class CopyBatch {
             std::int64_t begin = (local % t.chunks) * copy_chunk;
             std::int64_t len = begin + copy_chunk < t.plan.run_length ? copy_chunk : t.plan.run_length - begin;
             for (int k = 0; k < t.num_dst; ++k)
-              copy_words(reinterpret_cast<W*>(dsts(t.first_dst + k).p) + d + begin, src + s + begin, len);
+              copy_words(reinterpret_cast<W*>(dsts(t.first_dst + k).p) + d + begin, src + s + begin, len, stream);
+            KOKKOS_IF_ON_HOST((if (stream) detail::stream_fence();))
             return;
           }
           std::int64_t first = local * t.runs_per_item;
@@ -228,12 +245,13 @@ class CopyBatch {
               if (n == runs_at_once) {
                 W* to[runs_at_once] = {dst + d[0], dst + d[1], dst + d[2], dst + d[3]};
                 W const* from[runs_at_once] = {src + s[0], src + s[1], src + s[2], src + s[3]};
-                copy_words_4(to, from, len);
+                copy_words_4(to, from, len, stream);
               } else {
-                for (int i = 0; i < n; ++i) copy_words(dst + d[i], src + s[i], len);
+                for (int i = 0; i < n; ++i) copy_words(dst + d[i], src + s[i], len, stream);
               }
             }
           }
+          KOKKOS_IF_ON_HOST((if (stream) detail::stream_fence();))
         });
   }
 
