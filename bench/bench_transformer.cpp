@@ -1,0 +1,112 @@
+// One transformer layer (pre-norm, as GPT-2) on 8 logical devices over a (2, 4) dp x mp mesh:
+// x of (batch 4, sequence 1024, model 1024) float32 on P('dp', None, None), 16 heads of 64 split
+// over mp (Megatron: Q, K, V column-parallel, the output projection and the MLP's second GEMM
+// row-parallel, each followed by an all-reduce over mp), MLP hidden 4096:
+//   h  = layer_norm(x);  q, k, v = h . Wq, Wk, Wv  (model -> heads x head_dim)
+//   a  = softmax(causal_mask(q . k^T / 8)) . v;    x1 = x + a . Wo
+//   h2 = layer_norm(x1); out = x1 + gelu(h2 . W1) . W2
+// Counters: ms per layer (the benchmark's time), GFLOP_per_s of the GEMMs (2 flops per multiply-add,
+// the attention's masked half included), fraction_of_peak against the FMA peak of the BLAS kernels'
+// vector width measured interleaved in the same loop, and, from tessel::profile of one more layer,
+// the time its collectives and reshards take (collective_ms, collective_fraction) and their count.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "fma_peak.hpp"
+#include "interleaved.hpp"
+#include "tessel/runtime/local_dot.hpp"
+#include "tessel/tessel.hpp"
+#include "tessel/tools/profile.hpp"
+
+namespace {
+
+using namespace tessel;
+constexpr std::int64_t batch = 4, seq = 1024, model = 1024, heads = 16, head_dim = 64, hidden = 4096;
+
+// The layer as two jitted halves (the residual x1 feeds both the second norm and the output, so it
+// is a value of its own): attention with its residual, then the MLP with its residual.
+auto attention_half() {
+  return jit([](auto const& x, auto const& g1, auto const& b1, auto const& wq, auto const& wk, auto const& wv,
+                auto const& wo) {
+    DotDims project{{2}, {0}, {}, {}};     // (b, s, m) . (m, h, d) -> (b, s, h, d)
+    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
+    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
+    DotDims out{{1, 3}, {0, 1}, {}, {}};   // (b, h, s, d) . (h, d, m) -> (b, s, m)
+    auto h = layer_norm(x, g1, b1, 1e-5);
+    auto q = dot_general(h, wq, project), k = dot_general(h, wk, project), v = dot_general(h, wv, project);
+    Shape s{batch, heads, seq, seq};
+    float const ninf = -std::numeric_limits<float>::infinity();
+    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(head_dim)));
+    auto p = softmax(where(iota<std::int32_t>(s, 2) >= iota<std::int32_t>(s, 3), scores, ninf), -1);
+    return x + dot_general(dot_general(p, v, pv), wo, out);
+  });
+}
+auto mlp_half() {
+  return jit([](auto const& x1, auto const& g2, auto const& b2, auto const& w1, auto const& w2) {
+    DotDims dense{{2}, {0}, {}, {}};  // (b, s, m) . (m, f) -> (b, s, f)
+    return x1 + dot_general(gelu(dot_general(layer_norm(x1, g2, b2, 1e-5), w1, dense)), w2, dense);
+  });
+}
+
+// Microseconds of a profile's instructions that move data between devices.
+double communication_us(Profile const& p) {
+  double us = 0;
+  for (auto const& row : p.rows)
+    if (row.kind != "gemm" && row.kind != "fused" && row.kind != "reduce" && row.kind != "kernel") us += row.measured_us;
+  return us;
+}
+
+void BM_transformer_layer(benchmark::State& state) {
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  auto on = [&](auto... spec) { return NamedSharding(mesh, P(spec...)); };
+  auto weight = [&](std::uint32_t seed, Shape const& shape, NamedSharding const& s) {
+    return random::normal(PRNGKey(seed), shape, s) * (1.0f / std::sqrt(static_cast<float>(shape[0])));
+  };
+  auto x = random::normal(PRNGKey(0), {batch, seq, model}, on("dp", None, None));
+  Tensor<float> g1 = random::uniform(PRNGKey(1), {model}, on(), 0.5f, 1.5f), b1 = random::normal(PRNGKey(2), {model}, on());
+  Tensor<float> g2 = random::uniform(PRNGKey(3), {model}, on(), 0.5f, 1.5f), b2 = random::normal(PRNGKey(4), {model}, on());
+  Tensor<float> wq = weight(5, {model, heads, head_dim}, on(None, "mp", None));
+  Tensor<float> wk = weight(6, {model, heads, head_dim}, on(None, "mp", None));
+  Tensor<float> wv = weight(7, {model, heads, head_dim}, on(None, "mp", None));
+  Tensor<float> wo = weight(8, {heads, head_dim, model}, on("mp", None, None));
+  Tensor<float> w1 = weight(9, {model, hidden}, on(None, "mp"));
+  Tensor<float> w2 = weight(10, {hidden, model}, on("mp", None));
+  auto attention = attention_half();
+  auto mlp = mlp_half();
+  auto peak = bench::blas_fma(detail::blas_info().core);
+  peak.calibrate();
+  auto call = [&] {
+    Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);
+    benchmark::DoNotOptimize(mlp(x1, g2, b2, w1, w2));
+  };
+  auto [layer_s, peak_s] = bench::time_interleaved(state, call, peak);
+  double const tokens = batch * seq;
+  double const flops = 2.0 * tokens * model * heads * head_dim * 4    // Q, K, V, output projection
+                       + 4.0 * batch * heads * seq * seq * head_dim   // scores and p . v
+                       + 2.0 * 2.0 * tokens * model * hidden;         // the MLP
+  double const peak_gflops = peak.flops() / peak_s / 1e9;
+  state.counters["GFLOP_per_s"] = flops / layer_s / 1e9;
+  state.counters["peak_GFLOP_per_s"] = peak_gflops;
+  state.counters["fraction_of_peak"] = flops / layer_s / 1e9 / peak_gflops;
+  // One more layer, profiled: the time its collectives and reshards take, and how many it runs.
+  ExecutionCounts const before = execution_counts();
+  Profile first = profile(attention, x, g1, b1, wq, wk, wv, wo);
+  Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);
+  Profile second = profile(mlp, x1, g2, b2, w1, w2);
+  ExecutionCounts const after = execution_counts();
+  long collectives = 0;
+  for (auto c : plan::all_collectives) collectives += after[c] - before[c];
+  double const comm_ms = (communication_us(first) + communication_us(second)) / 1e3;
+  double const profiled_ms = (first.measured_us() + second.measured_us()) / 1e3;
+  state.counters["collectives"] = static_cast<double>(collectives) / 2;  // the extra attention call ran them too
+  state.counters["collective_ms"] = comm_ms;
+  state.counters["collective_fraction"] = comm_ms / profiled_ms;
+  state.SetLabel(std::string("peak: ") + peak.isa);
+}
+
+}  // namespace
+
+BENCHMARK(BM_transformer_layer)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
