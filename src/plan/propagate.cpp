@@ -41,7 +41,7 @@ std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding 
   for (std::size_t d = 0; d < in_shape.size(); ++d) {
     bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
     if (reduced) {
-      for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
+      for (auto a : effective_axes(input.mesh().axes(), input.layout().dim_axes(d))) partial.push_back(a);
       if (n.keepdims) dims.push_back({});
     } else {
       dims.push_back(input.layout().dim_axes(d));
@@ -72,8 +72,8 @@ bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes
   if (!(partial.mesh() == want.mesh())) return false;
   AxisList added;
   for (std::size_t d = 0; d < rank; ++d) {
-    auto have = partial.layout().dim_axes(d);
-    auto need = want.layout().dim_axes(d);
+    auto have = effective_axes(partial.mesh().axes(), partial.layout().dim_axes(d));
+    auto need = effective_axes(want.mesh().axes(), want.layout().dim_axes(d));
     if (need.size() < have.size() || !std::equal(have.begin(), have.end(), need.begin())) return false;
     for (std::size_t k = have.size(); k < need.size(); ++k) added.push_back(need[k]);
   }

@@ -100,6 +100,23 @@ TEST_CASE("sharding changes between meshes are classified by the blocks each dev
   CHECK(kinds(one, NamedSharding(flat, P("data")), s) == "copy between meshes");
 }
 
+TEST_CASE("size-1 mesh axes split nothing: no step names them, equal tilings need none", "[plan][reshard]") {
+  auto m = make_mesh({1, 8}, {"a", "b"});
+  Shape s{16, 16};
+  CHECK(kinds(m, s, P(None, {"a", "b"}), P(None, "b")) == "none");
+  CHECK(kinds(m, s, P("a", "b"), P(None, "b")) == "none");
+  CHECK(kinds(m, s, P("a"), P()) == "none");
+  CHECK(kinds(m, s, P({"a", "b"}), P()) == "all-gather over ('b')");
+  CHECK(kinds(m, s, P("a", "b"), P("b", "a")) == "all-to-all over ('b')");
+  CHECK(kinds(m, s, P(), P(None, {"b", "a"})) == "local slice over ('b')");
+  auto tall = make_mesh({8, 1}, {"a", "b"});
+  CHECK(kinds(tall, s, P({"a", "b"}), P("a", "b")) == "none");
+  CHECK(kinds(tall, s, P("b", "a"), P("a")) == "all-to-all over ('a')");
+  // Also at compile time.
+  constexpr MeshAxes flat({1, 8}, {"a", "b"});
+  static_assert(plan::decompose(ShardLayout(flat, P(None, {"a", "b"})), ShardLayout(flat, P(None, "b")), Shape{8, 8}).empty());
+}
+
 TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard][property]") {
   // For every pair of specs: gathers only remove axes, slices only add them, and the steps chain
   // from the source to the target.
@@ -112,7 +129,8 @@ TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard
         auto steps = plan::decompose(s, 4, from, to);
         INFO(to_string(mesh) << " " << to_string(a) << " -> " << to_string(b) << ": " << plan::to_string(steps));
         REQUIRE(steps.size() <= 2);
-        REQUIRE(steps.empty() == (from == to));
+        // Equal tilings (size-1 mesh axes aside) need no step.
+        REQUIRE(steps.empty() == plan::same_tiling(from.layout(), to.layout(), s.size()));
         if (steps.empty()) continue;
         REQUIRE(steps.front().from == from);
         REQUIRE(steps.back().to == to);

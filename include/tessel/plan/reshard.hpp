@@ -82,8 +82,27 @@ constexpr bool blocks_permute(ShardLayout const& from, ShardLayout const& to, Sh
 
 }  // namespace detail
 
+// `axes` without the mesh axes of size 1: those split nothing (a device's coordinate on them is
+// always 0), so P(None, ('a', 'b')) and P(None, 'b') tile alike on a (1, 8) mesh and a collective
+// over them alone is a group of one device, which is no collective at all.
+constexpr ShardLayout::AxisList effective_axes(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
+  ShardLayout::AxisList out;
+  for (auto a : axes)
+    if (mesh.size(a) > 1) out.push_back(a);
+  return out;
+}
+
+// Whether two layouts over the same mesh axes tile alike: the same axes on every dimension once
+// size-1 axes are dropped.
+constexpr bool same_tiling(ShardLayout const& a, ShardLayout const& b, std::size_t rank) {
+  for (std::size_t d = 0; d < rank; ++d)
+    if (!(effective_axes(a.mesh(), a.dim_axes(d)) == effective_axes(b.mesh(), b.dim_axes(d)))) return false;
+  return true;
+}
+
 // The steps that turn a tensor of `shape` tiled by `from` into one tiled by `to` (same mesh axes,
-// same devices in the same order). Empty when the tilings are the same.
+// same devices in the same order). Empty when the tilings are the same (size-1 mesh axes, which
+// split nothing, are left out of the comparison and of every step's axes).
 constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, Shape const& shape) {
   using detail::AxisList;
   using detail::contains;
@@ -93,7 +112,7 @@ constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, 
   AxisList removed, added;
   bool dim_with_both = false;  // some dimension both loses and gains axes
   for (std::size_t d = 0; d < rank; ++d) {
-    AxisList a = from.dim_axes(d), b = to.dim_axes(d), c;
+    AxisList a = effective_axes(mesh, from.dim_axes(d)), b = effective_axes(mesh, to.dim_axes(d)), c;
     std::size_t k = 0;
     while (k < a.size() && k < b.size() && a[k] == b[k]) c.push_back(a[k++]);
     for (std::size_t j = k; j < a.size(); ++j) removed.push_back(a[j]);

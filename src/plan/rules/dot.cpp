@@ -89,7 +89,7 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
     for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) {
       ldims[dd.lhs_contract[k]] = f.contract[k];
       rdims[dd.rhs_contract[k]] = f.contract[k];
-      for (auto a : f.contract[k]) k_axes.push_back(a);
+      for (auto a : effective_axes(mesh.axes(), f.contract[k])) k_axes.push_back(a);
     }
     for (std::size_t k = 0; k < lfree.size(); ++k) {
       ldims[lfree[k]] = f.m[k];

@@ -1,0 +1,78 @@
+// The planner's choices that issue 11 measured against XLA's partitioner, pinned by collective
+// counts and bytes, each with the values checked against one device.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+
+#include "tessel/tessel.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace tessel;
+
+namespace {
+
+Tensor<float> draw(Shape const& shape, NamedSharding const& s, int k) {
+  return random::normal(random::fold_in(PRNGKey(11), static_cast<std::uint32_t>(k)), shape, s);
+}
+Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
+
+void require_close(std::vector<float> const& got, std::vector<float> const& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
+  }
+}
+
+int collectives(plan::Plan const& p) { return p.count(plan::StepKind::collective); }
+
+double collective_bytes(plan::Plan const& p) {
+  double b = 0;
+  for (auto const& st : p.steps)
+    if (st.kind == plan::StepKind::collective) {
+      auto const& n = p.graph[static_cast<std::size_t>(st.node)];
+      b += static_cast<double>(st.to->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+    }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("size-1 mesh axes are no-ops in propagation, reductions and reshards", "[plan][issue11][class5]") {
+  auto mesh = make_mesh({1, 8}, {"a", "b"});
+  auto x = draw({16, 32}, NamedSharding(mesh, P(None, {"a", "b"})), 0);
+  auto y = draw({16, 32}, NamedSharding(mesh, P(None, "b")), 1);
+  auto r = draw({16, 32}, NamedSharding(mesh, P("a", "b")), 2);
+  SECTION("equal tilings meet without a collective") {
+    auto const& p = plan_of(x + y);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    CHECK_THAT(plan::to_string(p), !ContainsSubstring("groups of 1"));
+    require_close(eval(x + y).to_host(), eval(whole(x) + whole(y)).to_host());
+  }
+  SECTION("a reduction over a dimension split by a size-1 axis needs no all-reduce") {
+    auto const& p = plan_of(sum(r, 0));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    require_close(eval(sum(r, 0)).to_host(), eval(sum(whole(r), 0)).to_host());
+  }
+  SECTION("a requested output that tiles alike is a relabel, not a gather and a slice") {
+    NamedSharding want(mesh, P("a", "b"));
+    auto const& p = plan_of(x * 2.0f, want);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    CHECK_THAT(plan::to_string(p), ContainsSubstring("no data moves"));
+    Tensor<float> got = eval(x * 2.0f, want);
+    CHECK(got.sharding() == want);
+    require_close(got.to_host(), eval(whole(x) * 2.0f).to_host());
+  }
+  SECTION("a collective over a size-1 axis and another is over the other alone") {
+    auto const& p = plan_of(sum(x, 1));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 1);
+    CHECK_THAT(plan::to_string(p), ContainsSubstring("over mesh axes ('b') (groups of 8)"));
+    CHECK(collective_bytes(p) == 16 * 4);
+    require_close(eval(sum(x, 1)).to_host(), eval(sum(whole(x), 1)).to_host());
+  }
+}
