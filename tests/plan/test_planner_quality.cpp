@@ -76,3 +76,35 @@ TEST_CASE("size-1 mesh axes are no-ops in propagation, reductions and reshards",
     require_close(eval(sum(x, 1)).to_host(), eval(sum(whole(x), 1)).to_host());
   }
 }
+
+TEST_CASE("C++ scalars take part in value identity; the plan serves other constants", "[plan][issue11][class2]") {
+  for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({4, 2}, {"x", "y"}), make_mesh({2, 2, 2}, {"x", "y", "z"})}) {
+    INFO(to_string(mesh));
+    auto x = draw({16, 32}, NamedSharding(mesh, P(None, "x")), 3);
+    auto f = [](Tensor<float> const& t, float a, float b) { return sum(t * a, 1, true) * sum(t * b, 1, true); };
+    auto const& same = plan_of(f(x, 2.0f, 2.0f));
+    INFO(plan::to_string(same));
+    CHECK(same.count(plan::Collective::all_reduce) == 1);
+    CHECK(same.count(plan::StepKind::kernel) == 2);  // one reduction, then the product
+    auto const& differ = plan_of(f(x, 2.0f, 3.0f));
+    CHECK(differ.count(plan::Collective::all_reduce) == 2);
+    // Other constants with the same pattern of equal scalars run the same plan, with their values.
+    auto before = plan::cached_plans();
+    CHECK(&plan_of(f(x, 5.0f, 5.0f)) == &same);
+    CHECK(&plan_of(f(x, -1.0f, 4.0f)) == &differ);
+    CHECK(plan::cached_plans() == before);
+    for (auto [a, b] : {std::pair{2.0f, 2.0f}, {5.0f, 5.0f}, {2.0f, 3.0f}, {-1.0f, 4.0f}, {0.0f, -0.0f}}) {
+      INFO(a << ", " << b);
+      require_close(eval(f(x, a, b)).to_host(), eval(f(whole(x), a, b)).to_host());
+    }
+    // softmax of a shifted input computes its row max once: two all-reduces (max, sum).
+    auto const& s = plan_of(softmax(x + 1.0f));
+    INFO(plan::to_string(s));
+    CHECK(s.count(plan::Collective::all_reduce) == 2);
+    require_close(eval(softmax(x + 1.0f)).to_host(), eval(softmax(whole(x) + 1.0f)).to_host());
+    require_close(eval(softmax(x + 7.0f)).to_host(), eval(softmax(whole(x) + 7.0f)).to_host());
+    // An integer 2 and a double 2.0 are different scalars (they may promote differently).
+    auto const& mixed = plan_of(sum(x * 2, 1, true) * sum(x * 2.0, 1, true));
+    CHECK(mixed.count(plan::Collective::all_reduce) == 2);
+  }
+}
