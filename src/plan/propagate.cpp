@@ -23,6 +23,36 @@ NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to
   return sharding_from_axes(s.mesh(), dims);
 }
 
+std::optional<NamedSharding> Planner::merged_tiling(int i) const {
+  GraphNode const& n = node(i);
+  std::optional<Mesh> mesh;
+  for (int c : n.children)
+    if (auto const& s = natural[static_cast<std::size_t>(c)]; s && s->mesh().num_devices() > 1 && !mesh) mesh = s->mesh();
+  if (!mesh) return std::nullopt;
+  FixedVector<AxisList, max_rank> dims(n.shape.size(), AxisList{});
+  AxisList used;
+  for (std::size_t d = 0; d < n.shape.size(); ++d) {
+    for (int c : n.children) {
+      auto const& s = natural[static_cast<std::size_t>(c)];
+      Shape const& cs = node(c).shape;
+      auto j = static_cast<std::ptrdiff_t>(d) + static_cast<std::ptrdiff_t>(cs.size()) -
+               static_cast<std::ptrdiff_t>(n.shape.size());
+      if (!s || !(s->mesh() == *mesh) || j < 0 || cs[static_cast<std::size_t>(j)] != n.shape[d]) continue;
+      AxisList axes = effective_axes(mesh->axes(), s->layout().dim_axes(static_cast<std::size_t>(j)));
+      // Compatible sub-tilings refine each other: an operand whose axes extend the dimension's
+      // so far adds the rest (up to an axis already used elsewhere); one that disagrees adds none.
+      std::size_t k = 0;
+      while (k < dims[d].size() && k < axes.size() && dims[d][k] == axes[k]) ++k;
+      if (k < dims[d].size()) continue;
+      for (; k < axes.size() && std::find(used.begin(), used.end(), axes[k]) == used.end(); ++k) {
+        dims[d].push_back(axes[k]);
+        used.push_back(axes[k]);
+      }
+    }
+  }
+  return sharding_from_axes(*mesh, dims);
+}
+
 NamedSharding Planner::unplaced() { return tessel::detail::single_device_sharding(); }
 
 void Planner::forward() {

@@ -108,3 +108,69 @@ TEST_CASE("C++ scalars take part in value identity; the plan serves other consta
     CHECK(mixed.count(plan::Collective::all_reduce) == 2);
   }
 }
+
+TEST_CASE("a broadcast operand's sharding is merged into the result's", "[plan][issue11][class3]") {
+  SECTION("x[8,16] on P('a') + y[16] on P('b') over 4x2 is P('a', 'b') with no collective") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 16}, NamedSharding(mesh, P("a", None)), 4);
+    auto y = draw({16}, NamedSharding(mesh, P("b")), 5);
+    auto const& p = plan_of(x + y);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    Tensor<float> z = x + y;
+    CHECK(z.sharding() == NamedSharding(mesh, P("a", "b")));
+    require_close(z.to_host(), eval(whole(x) + whole(y)).to_host());
+  }
+  SECTION("2x2x2: a row statistic and a column vector around a sharded matrix") {
+    auto mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+    auto x = draw({24, 8}, NamedSharding(mesh, P("b")), 6);
+    auto s = draw({8}, NamedSharding(mesh, P({"c", "a"})), 7);
+    auto f = [](auto const& t, auto const& v) { return (t - mean(t, 1, true)) * v; };
+    auto const& p = plan_of(f(x, s));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    Tensor<float> z = f(x, s);
+    CHECK(z.sharding() == NamedSharding(mesh, P("b", {"c", "a"})));
+    require_close(z.to_host(), eval(f(whole(x), whole(s))).to_host());
+  }
+  SECTION("1-D and non-square meshes: a column of a keepdims shape broadcasts along rows") {
+    for (auto const& mesh : {make_mesh({8}, {"a"}), make_mesh({2, 4}, {"a", "b"})}) {
+      INFO(to_string(mesh));
+      bool flat = mesh.num_axes() == 1;
+      auto x = draw({16, 32}, NamedSharding(mesh, flat ? P() : P(None, "b")), 8);
+      auto col = draw({16, 1}, NamedSharding(mesh, P("a")), 9);
+      auto const& p = plan_of(x - col * 2.0f);
+      INFO(plan::to_string(p));
+      CHECK(collectives(p) == 0);
+      Tensor<float> z = x - col * 2.0f;
+      CHECK(z.sharding() == NamedSharding(mesh, flat ? P("a") : P("a", "b")));
+      require_close(z.to_host(), eval(whole(x) - whole(col) * 2.0f).to_host());
+    }
+  }
+  SECTION("operands that disagree on a dimension still meet at the cheapest tiling") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 16}, NamedSharding(mesh, P("a", "b")), 10);
+    auto y = draw({8, 16}, NamedSharding(mesh, P("b", "a")), 11);
+    require_close(eval(x * y).to_host(), eval(whole(x) * whole(y)).to_host());
+  }
+}
+
+TEST_CASE("jit takes in_shardings without out_shardings, leaving the output to propagation", "[plan][issue11][jit]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  NamedSharding rows(mesh, P("a")), cols(mesh, P(None, "b"));
+  auto x0 = draw({16, 32}, replicated(mesh), 12);
+  auto v0 = draw({32}, replicated(mesh), 13);
+  auto f = jit([](auto const& x, auto const& v) { return tanh(x * 2.0f + v); }, {rows, NamedSharding(mesh, P("b"))});
+  Tensor<float> y = f(x0, v0);
+  // The arguments were put on their in_shardings; the result merges them (class 3).
+  CHECK(y.sharding() == NamedSharding(mesh, P("a", "b")));
+  CHECK(f.plan(x0, v0).count(plan::StepKind::collective) == 0);
+  require_close(y.to_host(), eval(tanh(whole(x0) * 2.0f + whole(v0))).to_host());
+  // One sharding per argument, as jax.jit wants.
+  auto g = jit([](auto const& x) { return x * 2.0f; }, {rows, cols});
+  CHECK_THROWS_WITH(g(x0), "jit: 2 in_shardings for a call with 1 argument; give one per argument (or none)");
+  CHECK_THROWS_WITH(g.explain(x0), ContainsSubstring("2 in_shardings for a call with 1 argument"));
+  // An in_sharding that cannot tile its argument names the dimension and the axes.
+  auto h = jit([](auto const& x) { return x * 2.0f; }, {NamedSharding(mesh, P(None, None, "a"))});
+  CHECK_THROWS_WITH(h(x0), ContainsSubstring("'a'"));
+}
