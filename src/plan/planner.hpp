@@ -44,6 +44,13 @@ struct Planner {
   // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
   [[nodiscard]] std::pair<NamedSharding, AxisList> reduced_tiling(int i, NamedSharding const& input) const;
 
+  // A reduction's input tiling refined toward the requested output: each kept dimension whose
+  // axes are a prefix of the request's (on the same result dimension) takes the request's further
+  // axes that the input does not use elsewhere. Slicing the input locally before reducing makes
+  // the partial results, and so their all-reduce, smaller (or turns it into the reduce-scatter
+  // the request wants), as XLA's partitioner does.
+  [[nodiscard]] NamedSharding refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const;
+
   // What bringing `child` to `target` costs by the cost model (0 for scalars).
   [[nodiscard]] double reshard_cost(int child, NamedSharding const& target) const;
 

@@ -80,6 +80,38 @@ std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding 
   return {sharding_from_axes(input.mesh(), dims), partial};
 }
 
+NamedSharding Planner::refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const {
+  GraphNode const& n = node(i);
+  if (!(input.mesh() == req.mesh())) return input;
+  MeshAxes const& mesh = input.mesh().axes();
+  Shape const& in_shape = node(n.children[0]).shape;
+  FixedVector<AxisList, max_rank> dims;
+  AxisList used;
+  for (std::size_t d = 0; d < in_shape.size(); ++d) {
+    dims.push_back(effective_axes(mesh, input.layout().dim_axes(d)));
+    for (auto a : dims.back()) used.push_back(a);
+  }
+  std::size_t out = 0;
+  bool changed = false;
+  for (std::size_t d = 0; d < in_shape.size(); ++d) {
+    bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
+    if (reduced) {
+      out += n.keepdims ? 1 : 0;
+      continue;
+    }
+    AxisList want = effective_axes(mesh, req.layout().dim_axes(out++));
+    std::size_t k = 0;
+    while (k < dims[d].size() && k < want.size() && dims[d][k] == want[k]) ++k;
+    if (k < dims[d].size()) continue;
+    for (; k < want.size() && std::find(used.begin(), used.end(), want[k]) == used.end(); ++k) {
+      dims[d].push_back(want[k]);
+      used.push_back(want[k]);
+      changed = true;
+    }
+  }
+  return changed ? sharding_from_axes(input.mesh(), dims) : input;
+}
+
 double Planner::reshard_cost(int child, NamedSharding const& target) const {
   auto const& have = natural[static_cast<std::size_t>(child)];
   if (!have) return 0;  // scalars

@@ -174,3 +174,31 @@ TEST_CASE("jit takes in_shardings without out_shardings, leaving the output to p
   auto h = jit([](auto const& x) { return x * 2.0f; }, {NamedSharding(mesh, P(None, None, "a"))});
   CHECK_THROWS_WITH(h(x0), ContainsSubstring("'a'"));
 }
+
+TEST_CASE("a reduction slices its input toward the requested output before reducing", "[plan][issue11][reduce]") {
+  SECTION("4x2: the all-reduce becomes the reduce-scatter the request wants") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 64}, NamedSharding(mesh, P(None, "b")), 14);
+    NamedSharding want(mesh, P({"a", "b"}));
+    auto const& p = plan_of(sum(x * 1.5f, 1), want);
+    INFO(plan::to_string(p));
+    CHECK(p.count(plan::Collective::reduce_scatter) == 1);
+    CHECK(p.count(plan::Collective::all_reduce) == 0);
+    CHECK(collective_bytes(p) == 1 * 4);  // each device ends with its one element
+    Tensor<float> y = eval(sum(x * 1.5f, 1), want);
+    CHECK(y.sharding() == want);
+    require_close(y.to_host(), eval(sum(whole(x) * 1.5f, 1)).to_host());
+  }
+  SECTION("2x2x2: the all-reduce combines a quarter of the row") {
+    auto mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+    auto x = draw({16, 32}, NamedSharding(mesh, P("a")), 15);
+    NamedSharding want(mesh, P({"b", "c"}));
+    auto const& p = plan_of(sum(x, 0), want);
+    INFO(plan::to_string(p));
+    CHECK(p.count(plan::Collective::all_reduce) == 1);
+    CHECK(collective_bytes(p) == 8 * 4);
+    Tensor<float> y = eval(sum(x, 0), want);
+    CHECK(y.sharding() == want);
+    require_close(y.to_host(), eval(sum(whole(x), 0)).to_host());
+  }
+}
