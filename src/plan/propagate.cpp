@@ -161,11 +161,12 @@ void Planner::complete_partial(NodePlan& p, NamedSharding const& partial, AxisLi
   p.reshard = !(*p.out == *p.after_collective);
 }
 
-Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+namespace {
+
+Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
   Plan plan{std::move(graph), {}, {}, {}};
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
-  if (requested) requested->check_shape(g.back().shape);
   Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size())};
   planner.forward();
   planner.assign(root, requested);
@@ -173,6 +174,32 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
   plan.nodes = std::move(planner.plans);
   schedule(plan, model);
   return plan;
+}
+
+double estimate_us(Plan const& plan) {
+  double us = 0;
+  for (auto const& s : plan.steps) us += s.estimate_us;
+  return us;
+}
+
+}  // namespace
+
+// A requested output is met one of two ways, whichever the cost model prices lower (ties to the
+// first): the request pushed down the graph (every node computes in the layout the request
+// implies), or the graph computed in its natural shardings and the result resharded once at the
+// end (what XLA's partitioner does when the request does not suit the computation: a softmax
+// over rows split by the request's axes would need collectives for every row statistic).
+Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+  if (!graph.empty() && requested) requested->check_shape(graph.back().shape);
+  if (graph.empty() || !requested) return plan_with(std::move(graph), requested, model);
+  Plan pushed = plan_with(graph, requested, model);
+  Plan natural = plan_with(std::move(graph), std::nullopt, model);
+  int root = static_cast<int>(natural.graph.size()) - 1;
+  auto const& own = *natural.nodes.back().out;
+  if (own == *requested) return pushed;
+  Scheduler{natural, model}.reshard_steps(root, root, own, *requested, "result");
+  natural.slot.back() = root;  // the reshard's steps write the root's own slot
+  return estimate_us(natural) < estimate_us(pushed) ? std::move(natural) : std::move(pushed);
 }
 
 }  // namespace tessel::plan

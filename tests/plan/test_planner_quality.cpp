@@ -202,3 +202,55 @@ TEST_CASE("a reduction slices its input toward the requested output before reduc
     require_close(y.to_host(), eval(sum(whole(x), 0)).to_host());
   }
 }
+
+namespace {
+// The defaults' bandwidths without latencies: choices by bytes (test_xla_parity's model).
+plan::CostModel bandwidth_bound() {
+  plan::CostModel m;
+  m.latency_us = 0;
+  for (plan::AlphaBeta* ab : {&m.all_gather, &m.reduce_scatter, &m.all_reduce, &m.all_to_all, &m.collective_permute})
+    ab->latency_us = 0;
+  return m;
+}
+template <class E>
+plan::Plan plan_under(plan::CostModel const& model, E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  plan::Graph g;
+  plan::describe(e, g);
+  return plan::make_plan(std::move(g), out, model);
+}
+}  // namespace
+
+TEST_CASE("a requested output is met by resharding the result when that is cheaper", "[plan][issue11][class1]") {
+  auto mesh = make_mesh({8}, {"a"});
+  auto x = draw({8, 8}, NamedSharding(mesh, P("a")), 16);
+  auto v = draw({8}, replicated(mesh), 17);
+  NamedSharding out(mesh, P(None, "a"));
+  auto f = [](auto const& t, auto const& w) { return softmax(softmax(t * 2.0f) + w); };
+  // Rows stay whole where they are (no collective for any row statistic); one all-to-all at the end.
+  for (auto const& model : {plan::CostModel{}, bandwidth_bound()}) {
+    auto p = plan_under(model, f(x, v), out);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 1);
+    CHECK(p.count(plan::Collective::all_to_all) == 1);
+    CHECK(collective_bytes(p) == 8 * 4);
+  }
+  Tensor<float> y = eval(f(x, v), out);
+  CHECK(y.sharding() == out);
+  require_close(y.to_host(), eval(f(whole(x), whole(v))).to_host());
+  // A request the computation suits is still pushed down: no reshard at the end.
+  auto p = plan_under(plan::CostModel{}, x * 2.0f, NamedSharding(mesh, P("a")));
+  CHECK(p.steps.size() == 1);
+}
+
+TEST_CASE("dot_general keeps an axis for the rhs's free factor while the lhs's contraction splits", "[plan][issue11][dot]") {
+  auto mesh = make_mesh({4, 2}, {"a", "b"});
+  auto x = draw({16, 32}, NamedSharding(mesh, P("a", "b")), 18);
+  auto w = draw({32, 32}, NamedSharding(mesh, P(None, "a")), 19);
+  auto p = plan_under(bandwidth_bound(), matmul(x, w));
+  INFO(plan::to_string(p));
+  // x's rows gathered over 'a' (16x16), w sliced to P('b', 'a'), the 16x8 result all-reduced over 'b'.
+  CHECK(p.count(plan::Collective::all_gather) == 1);
+  CHECK(p.count(plan::Collective::all_reduce) == 1);
+  CHECK(collective_bytes(p) == (16 * 16 + 16 * 8) * 4);
+  require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
+}
