@@ -60,6 +60,13 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
     for (std::size_t k = 0; k < lfree.size(); ++k) r.m.push_back(req->layout().dim_axes(d++));
     for (std::size_t k = 0; k < rfree.size(); ++k) r.n.push_back(req->layout().dim_axes(d++));
     candidates.push_back({r, false});
+    // The request's free factors with a contraction kept as an operand splits it: the partial
+    // results are sliced as the request wants before their all-reduce (which then combines less).
+    Factors r_lhs = r, r_rhs = r;
+    r_lhs.contract = lhs_view.contract;
+    r_rhs.contract = rhs_view.contract;
+    candidates.push_back({r_lhs, false});
+    candidates.push_back({r_rhs, false});
   }
 
   std::optional<DotChoice> best;
