@@ -7,14 +7,15 @@ namespace tessel::plan {
 
 // Common subexpressions (XLA's CSE, on the planned graph): a node that computes what an earlier
 // node computes (same op, shapes, attributes, the same tensors by GraphNode::alias, and the same
-// plan all the way down) reuses that node's value. Subtrees with C++ scalars are left alone: their
-// values are not part of the plan's key. Only tensors (their reshards) and boundaries are shared;
+// plan all the way down) reuses that node's value. C++ scalars are the same by value
+// (GraphNode::alias: the plan cache keys on which scalars are equal, so this holds for every call
+// that runs the plan), one identity mechanism with the tensors'. Only tensors (their reshards)
+// and boundaries are shared;
 // duplicates inside a fused region cost arithmetic only (and softmax's is removed by the kernel's
 // row cache).
 void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
   std::size_t n = g.size();
   std::vector<int> canon(n);
-  std::vector<bool> has_scalar(n, false);
   auto same_node = [&](std::size_t i, std::size_t j) {
     GraphNode const& a = g[i];
     GraphNode const& b = g[j];
@@ -33,11 +34,9 @@ void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
   for (std::size_t i = 0; i < n; ++i) {
     GraphNode const& node = g[i];
     canon[i] = static_cast<int>(i);
-    has_scalar[i] = node.kind == NodeKind::scalar;
-    for (int c : node.children) has_scalar[i] = has_scalar[i] || has_scalar[static_cast<std::size_t>(c)];
-    if (has_scalar[i]) continue;
-    if (node.kind == NodeKind::tensor) {
-      canon[i] = canon[static_cast<std::size_t>(node.alias)];
+    if (node.kind == NodeKind::tensor || node.kind == NodeKind::scalar) {
+      auto a = static_cast<std::size_t>(node.alias >= 0 ? node.alias : static_cast<int>(i));
+      if (same_attributes(node, g[a])) canon[i] = canon[a];
     } else {
       for (std::size_t j = 0; j < i; ++j)
         if (canon[j] == static_cast<int>(j) && same_node(i, j)) {

@@ -44,6 +44,13 @@ struct Planner {
   // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
   [[nodiscard]] std::pair<NamedSharding, AxisList> reduced_tiling(int i, NamedSharding const& input) const;
 
+  // A reduction's input tiling refined toward the requested output: each kept dimension whose
+  // axes are a prefix of the request's (on the same result dimension) takes the request's further
+  // axes that the input does not use elsewhere. Slicing the input locally before reducing makes
+  // the partial results, and so their all-reduce, smaller (or turns it into the reduce-scatter
+  // the request wants), as XLA's partitioner does.
+  [[nodiscard]] NamedSharding refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const;
+
   // What bringing `child` to `target` costs by the cost model (0 for scalars).
   [[nodiscard]] double reshard_cost(int child, NamedSharding const& target) const;
 
@@ -65,8 +72,7 @@ struct Planner {
       auto const& s = natural[static_cast<std::size_t>(c)];
       if (!s || (any_multi && s->mesh().num_devices() == 1)) continue;
       NamedSharding candidate = candidate_of(c, *s);
-      double cost = 0;
-      for (int o : n.children) cost += reshard_cost(o, project(candidate, n.shape, node(o).shape));
+      double cost = operands_cost(i, candidate);
       if (!best || cost < best_cost) {
         best = candidate;
         best_cost = cost;
@@ -74,6 +80,23 @@ struct Planner {
     }
     return best;
   }
+
+  // What bringing every operand of node i to `candidate` (seen from each operand's shape) costs.
+  [[nodiscard]] double operands_cost(int i, NamedSharding const& candidate) const {
+    GraphNode const& n = node(i);
+    double cost = 0;
+    for (int o : n.children) cost += reshard_cost(o, project(candidate, n.shape, node(o).shape));
+    return cost;
+  }
+
+  // GSPMD's elementwise rule across broadcasts: each dimension of node i takes the mesh axes of
+  // the operands that have it (not broadcast into it), so x[8,16] on P('a') plus y[16] on P('b')
+  // is P('a', 'b') (x's replicated columns sliced locally, nothing gathered). Where operands
+  // disagree on a dimension the first one's axes stay (the others are resharded), one whose axes
+  // extend them refines them, and an axis already used by an earlier dimension ends an operand's
+  // contribution (x[8,16] on P('a') plus y[16] on P(('b', 'a')) is P('a', 'b')). None when no
+  // operand is on more than one device.
+  [[nodiscard]] std::optional<NamedSharding> merged_tiling(int i) const;
 
   // A reduce over the last axis, with keepdims, whose input has the consumer's shape and whose
   // reduced axis the consumer does not split, runs inside the consumer's kernel, one row at a time.

@@ -23,6 +23,36 @@ NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to
   return sharding_from_axes(s.mesh(), dims);
 }
 
+std::optional<NamedSharding> Planner::merged_tiling(int i) const {
+  GraphNode const& n = node(i);
+  std::optional<Mesh> mesh;
+  for (int c : n.children)
+    if (auto const& s = natural[static_cast<std::size_t>(c)]; s && s->mesh().num_devices() > 1 && !mesh) mesh = s->mesh();
+  if (!mesh) return std::nullopt;
+  FixedVector<AxisList, max_rank> dims(n.shape.size(), AxisList{});
+  AxisList used;
+  for (std::size_t d = 0; d < n.shape.size(); ++d) {
+    for (int c : n.children) {
+      auto const& s = natural[static_cast<std::size_t>(c)];
+      Shape const& cs = node(c).shape;
+      auto j = static_cast<std::ptrdiff_t>(d) + static_cast<std::ptrdiff_t>(cs.size()) -
+               static_cast<std::ptrdiff_t>(n.shape.size());
+      if (!s || !(s->mesh() == *mesh) || j < 0 || cs[static_cast<std::size_t>(j)] != n.shape[d]) continue;
+      AxisList axes = effective_axes(mesh->axes(), s->layout().dim_axes(static_cast<std::size_t>(j)));
+      // Compatible sub-tilings refine each other: an operand whose axes extend the dimension's
+      // so far adds the rest (up to an axis already used elsewhere); one that disagrees adds none.
+      std::size_t k = 0;
+      while (k < dims[d].size() && k < axes.size() && dims[d][k] == axes[k]) ++k;
+      if (k < dims[d].size()) continue;
+      for (; k < axes.size() && std::find(used.begin(), used.end(), axes[k]) == used.end(); ++k) {
+        dims[d].push_back(axes[k]);
+        used.push_back(axes[k]);
+      }
+    }
+  }
+  return sharding_from_axes(*mesh, dims);
+}
+
 NamedSharding Planner::unplaced() { return tessel::detail::single_device_sharding(); }
 
 void Planner::forward() {
@@ -41,13 +71,45 @@ std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding 
   for (std::size_t d = 0; d < in_shape.size(); ++d) {
     bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
     if (reduced) {
-      for (auto a : input.layout().dim_axes(d)) partial.push_back(a);
+      for (auto a : effective_axes(input.mesh().axes(), input.layout().dim_axes(d))) partial.push_back(a);
       if (n.keepdims) dims.push_back({});
     } else {
       dims.push_back(input.layout().dim_axes(d));
     }
   }
   return {sharding_from_axes(input.mesh(), dims), partial};
+}
+
+NamedSharding Planner::refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const {
+  GraphNode const& n = node(i);
+  if (!(input.mesh() == req.mesh())) return input;
+  MeshAxes const& mesh = input.mesh().axes();
+  Shape const& in_shape = node(n.children[0]).shape;
+  FixedVector<AxisList, max_rank> dims;
+  AxisList used;
+  for (std::size_t d = 0; d < in_shape.size(); ++d) {
+    dims.push_back(effective_axes(mesh, input.layout().dim_axes(d)));
+    for (auto a : dims.back()) used.push_back(a);
+  }
+  std::size_t out = 0;
+  bool changed = false;
+  for (std::size_t d = 0; d < in_shape.size(); ++d) {
+    bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<std::uint8_t>(d)) != n.axes.end();
+    if (reduced) {
+      out += n.keepdims ? 1 : 0;
+      continue;
+    }
+    AxisList want = effective_axes(mesh, req.layout().dim_axes(out++));
+    std::size_t k = 0;
+    while (k < dims[d].size() && k < want.size() && dims[d][k] == want[k]) ++k;
+    if (k < dims[d].size()) continue;
+    for (; k < want.size() && std::find(used.begin(), used.end(), want[k]) == used.end(); ++k) {
+      dims[d].push_back(want[k]);
+      used.push_back(want[k]);
+      changed = true;
+    }
+  }
+  return changed ? sharding_from_axes(input.mesh(), dims) : input;
 }
 
 double Planner::reshard_cost(int child, NamedSharding const& target) const {
@@ -80,8 +142,8 @@ bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes
   if (!(partial.mesh() == want.mesh())) return false;
   AxisList added;
   for (std::size_t d = 0; d < rank; ++d) {
-    auto have = partial.layout().dim_axes(d);
-    auto need = want.layout().dim_axes(d);
+    auto have = effective_axes(partial.mesh().axes(), partial.layout().dim_axes(d));
+    auto need = effective_axes(want.mesh().axes(), want.layout().dim_axes(d));
     if (need.size() < have.size() || !std::equal(have.begin(), have.end(), need.begin())) return false;
     for (std::size_t k = have.size(); k < need.size(); ++k) added.push_back(need[k]);
   }
@@ -107,11 +169,12 @@ void Planner::complete_partial(NodePlan& p, NamedSharding const& partial, AxisLi
   p.reshard = !(*p.out == *p.after_collective);
 }
 
-Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+namespace {
+
+Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
   Plan plan{std::move(graph), {}, {}, {}};
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
-  if (requested) requested->check_shape(g.back().shape);
   Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size()),
                   std::vector<std::optional<Planner::RowRegion>>(g.size())};
   planner.forward();
@@ -120,6 +183,32 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
   plan.nodes = std::move(planner.plans);
   schedule(plan, model);
   return plan;
+}
+
+double estimate_us(Plan const& plan) {
+  double us = 0;
+  for (auto const& s : plan.steps) us += s.estimate_us;
+  return us;
+}
+
+}  // namespace
+
+// A requested output is met one of two ways, whichever the cost model prices lower (ties to the
+// first): the request pushed down the graph (every node computes in the layout the request
+// implies), or the graph computed in its natural shardings and the result resharded once at the
+// end (what XLA's partitioner does when the request does not suit the computation: a softmax
+// over rows split by the request's axes would need collectives for every row statistic).
+Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+  if (!graph.empty() && requested) requested->check_shape(graph.back().shape);
+  if (graph.empty() || !requested) return plan_with(std::move(graph), requested, model);
+  Plan pushed = plan_with(graph, requested, model);
+  Plan natural = plan_with(std::move(graph), std::nullopt, model);
+  int root = static_cast<int>(natural.graph.size()) - 1;
+  auto const& own = *natural.nodes.back().out;
+  if (own == *requested) return pushed;
+  Scheduler{natural, model}.reshard_steps(root, root, own, *requested, "result");
+  natural.slot.back() = root;  // the reshard's steps write the root's own slot
+  return estimate_us(natural) < estimate_us(pushed) ? std::move(natural) : std::move(pushed);
 }
 
 }  // namespace tessel::plan

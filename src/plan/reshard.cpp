@@ -71,8 +71,9 @@ std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes
   std::vector<ReshardStep> out;
   for (auto const& s : decompose(from.layout(), to.layout(), shape)) {
     NamedSharding a(mesh, s.from), b(mesh, s.to);
-    bool moves = s.collective == Collective::all_to_all || s.collective == Collective::collective_permute;
-    double bytes = moves ? block_bytes(a, shape, element_bytes) : block_bytes(b, shape, element_bytes);
+    // Every kind's figure is the new block: what an all-gather gathers, what a local slice keeps,
+    // what an all-to-all or a collective-permute delivers (for a plain move, the block held).
+    double bytes = block_bytes(b, shape, element_bytes);
     int group = s.collective ? group_size(mesh.axes(), s.axes) : 1;
     out.push_back({s.collective, a, b, s.axes, group, bytes});
   }

@@ -1,5 +1,6 @@
 // Reshard classification (plan/reshard.hpp), its cost, and the steps explain prints.
 #include <catch2/catch_test_macros.hpp>
+#include <algorithm>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "support/data.hpp"
@@ -29,9 +30,12 @@ static_assert(gather_steps.size() == 1 && gather_steps[0].collective == plan::Co
 static_assert(gather_steps[0].axes.size() == 1 && gather_steps[0].axes[0] == 1);
 constexpr auto move_steps = plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P(None, "a")), Shape{8, 8});
 static_assert(move_steps.size() == 1 && move_steps[0].collective == plan::Collective::all_to_all);
-constexpr auto two_steps = plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P("b")), Shape{8, 8});
-static_assert(two_steps.size() == 2 && two_steps[0].collective == plan::Collective::all_gather &&
-              two_steps[1].collective == std::nullopt);
+constexpr auto exchange = plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P("b")), Shape{8, 8});
+static_assert(exchange.size() == 1 && exchange[0].collective == plan::Collective::all_to_all &&
+              exchange[0].axes.size() == 1 && exchange[0].axes[0] == 0);
+constexpr auto two_steps = plan::decompose(ShardLayout(grid, P("a", None)), ShardLayout(grid, P(None, "b")), Shape{8, 8});
+static_assert(two_steps.size() == 2 && two_steps[0].collective == std::nullopt &&
+              two_steps[1].collective == plan::Collective::all_gather);
 static_assert(plan::decompose(ShardLayout(grid, P("a")), ShardLayout(grid, P("a", None)), Shape{8, 8}).empty());
 
 }  // namespace
@@ -59,11 +63,12 @@ TEST_CASE("sharding changes on 2x4 and 4x2 meshes are classified", "[plan][resha
     CHECK(kinds(m, s, P("a", "b"), P("b", "a")) == "all-to-all over ('a', 'b')");  // blocks change shape
     // Same block shape, the blocks dealt out in another order: a permutation of the devices' blocks.
     CHECK(kinds(m, s, P({"a", "b"}), P({"b", "a"})) == "collective-permute over ('a', 'b')");
-    // Compositions: a dimension that loses one axis and gains another gathers first; otherwise the
-    // slice goes first, so that the gather moves less.
-    CHECK(kinds(m, s, P("a"), P("b")) == "all-gather over ('a') + local slice over ('b')");
+    // A dimension that loses one axis and gains another is one exchange over the axes it loses
+    // (each device receives only its new block); otherwise the slice goes first, so that the
+    // gather moves less.
+    CHECK(kinds(m, s, P("a"), P("b")) == "all-to-all over ('a')");
     CHECK(kinds(m, s, P("a", None), P(None, "b")) == "local slice over ('b') + all-gather over ('a')");
-    CHECK(kinds(m, s, P({"a", "b"}), P("b")) == "all-gather over ('a', 'b') + local slice over ('b')");
+    CHECK(kinds(m, s, P({"a", "b"}), P("b")) == "all-to-all over ('a', 'b')");
   }
 }
 
@@ -82,7 +87,12 @@ TEST_CASE("sharding changes on a 2x2x2 mesh and a non-square scrambled mesh are 
   CHECK(kinds(odd, t, P("a", "b"), P("b", "a")) == "all-to-all over ('a', 'b')");
   CHECK(kinds(odd, t, P("a"), P()) == "all-gather over ('a')");
   CHECK(kinds(odd, t, P("a"), P("a", "b")) == "local slice over ('b')");
-  CHECK(kinds(odd, t, P("b"), P("a")) == "all-gather over ('b') + local slice over ('a')");
+  CHECK(kinds(odd, t, P("b"), P("a")) == "all-to-all over ('b')");
+  // Equal blocks that some group member holds: a permute (P('a') -> P('b') on a 2x2x2 mesh), and
+  // an axis moved to another dimension with another gathered is one exchange.
+  CHECK(kinds(cube, s, P("a"), P("b")) == "collective-permute over ('a')");
+  CHECK(kinds(cube, s, P(None, None, "a"), P("b", "a")) == "all-to-all over ('a')");
+  CHECK(kinds(cube, s, P("a", "b"), P(None, "a")) == "all-to-all over ('a', 'b')");
 }
 
 TEST_CASE("sharding changes between meshes are classified by the blocks each device holds", "[plan][reshard]") {
@@ -100,6 +110,23 @@ TEST_CASE("sharding changes between meshes are classified by the blocks each dev
   CHECK(kinds(one, NamedSharding(flat, P("data")), s) == "copy between meshes");
 }
 
+TEST_CASE("size-1 mesh axes split nothing: no step names them, equal tilings need none", "[plan][reshard]") {
+  auto m = make_mesh({1, 8}, {"a", "b"});
+  Shape s{16, 16};
+  CHECK(kinds(m, s, P(None, {"a", "b"}), P(None, "b")) == "none");
+  CHECK(kinds(m, s, P("a", "b"), P(None, "b")) == "none");
+  CHECK(kinds(m, s, P("a"), P()) == "none");
+  CHECK(kinds(m, s, P({"a", "b"}), P()) == "all-gather over ('b')");
+  CHECK(kinds(m, s, P("a", "b"), P("b", "a")) == "all-to-all over ('b')");
+  CHECK(kinds(m, s, P(), P(None, {"b", "a"})) == "local slice over ('b')");
+  auto tall = make_mesh({8, 1}, {"a", "b"});
+  CHECK(kinds(tall, s, P({"a", "b"}), P("a", "b")) == "none");
+  CHECK(kinds(tall, s, P("b", "a"), P("a")) == "all-to-all over ('a')");
+  // Also at compile time.
+  constexpr MeshAxes flat({1, 8}, {"a", "b"});
+  static_assert(plan::decompose(ShardLayout(flat, P(None, {"a", "b"})), ShardLayout(flat, P(None, "b")), Shape{8, 8}).empty());
+}
+
 TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard][property]") {
   // For every pair of specs: gathers only remove axes, slices only add them, and the steps chain
   // from the source to the target.
@@ -112,7 +139,8 @@ TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard
         auto steps = plan::decompose(s, 4, from, to);
         INFO(to_string(mesh) << " " << to_string(a) << " -> " << to_string(b) << ": " << plan::to_string(steps));
         REQUIRE(steps.size() <= 2);
-        REQUIRE(steps.empty() == (from == to));
+        // Equal tilings (size-1 mesh axes aside) need no step.
+        REQUIRE(steps.empty() == plan::same_tiling(from.layout(), to.layout(), s.size()));
         if (steps.empty()) continue;
         REQUIRE(steps.front().from == from);
         REQUIRE(steps.back().to == to);
@@ -123,8 +151,22 @@ TEST_CASE("every classified step is a legal change of one kind", "[plan][reshard
             auto inside = intersect(want, have).num_elements() == want.num_elements();
             if (step.collective == std::nullopt) REQUIRE(inside);
             if (step.collective == plan::Collective::all_gather) REQUIRE(intersect(want, have) == have);
-            if (step.collective == plan::Collective::all_to_all || step.collective == plan::Collective::collective_permute)
-              REQUIRE(want.num_elements() == have.num_elements());
+            if (step.collective == plan::Collective::collective_permute) REQUIRE(want.num_elements() == have.num_elements());
+            if (step.collective == plan::Collective::all_to_all) {
+              // The new block is assembled from its group's blocks (devices that differ only on the
+              // step's axes), each element from exactly one of them (runtime/collectives.hpp).
+              auto cp = mesh.axes().coords(p);
+              std::int64_t covered = 0;
+              for (int q = 0; q < mesh.num_devices(); ++q) {
+                auto cq = mesh.axes().coords(q);
+                bool same_group = true;
+                for (std::size_t a = 0; a < mesh.num_axes(); ++a)
+                  if (cp[a] != cq[a] && std::find(step.axes.begin(), step.axes.end(), a) == step.axes.end())
+                    same_group = false;
+                if (same_group) covered += intersect(want, step.from.layout().box(s, q)).num_elements();
+              }
+              REQUIRE(covered == want.num_elements());
+            }
           }
         }
       }
@@ -146,12 +188,18 @@ TEST_CASE("the cost model prices each collective with its ring formula", "[plan]
 
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   Shape s{16, 16};
-  auto steps = plan::decompose(s, 4, NamedSharding(mesh, P("a")), NamedSharding(mesh, P("b")));
+  auto steps = plan::decompose(s, 4, NamedSharding(mesh, P("a", None)), NamedSharding(mesh, P(None, "b")));
   REQUIRE(steps.size() == 2);
-  CHECK(steps[0].group == 2);
-  CHECK(steps[0].bytes == 16 * 16 * 4);  // the gathered block
-  CHECK(steps[1].bytes == 4 * 16 * 4);   // the block kept
-  CHECK(m.reshard_us(steps) == m.all_gather_us(16 * 16 * 4, 2));
+  CHECK(steps[0].group == 1);
+  CHECK(steps[0].bytes == 8 * 4 * 4);   // the block kept
+  CHECK(steps[1].group == 2);
+  CHECK(steps[1].bytes == 16 * 4 * 4);  // the gathered block
+  CHECK(m.reshard_us(steps) == m.all_gather_us(16 * 4 * 4, 2));
+  auto exchange = plan::decompose(s, 4, NamedSharding(mesh, P("a")), NamedSharding(mesh, P("b")));
+  REQUIRE(exchange.size() == 1);
+  CHECK(exchange[0].group == 2);
+  CHECK(exchange[0].bytes == 4 * 16 * 4);  // the new block
+  CHECK(m.reshard_us(exchange) == m.all_to_all_us(4 * 16 * 4, 2));
 }
 
 TEST_CASE("explain prints each collective of a reshard on its own line and plans count them", "[plan][explain]") {
@@ -189,16 +237,36 @@ TEST_CASE("explain prints each collective of a reshard on its own line and plans
     for (std::size_t i = 0; i < x.size(); ++i) x[i] *= y[i];
     CHECK(test::bitwise_equal(c.to_host(), x));
   }
-  SECTION("a requested output that drops an axis and adds another: all-gather, then local slice") {
+  SECTION("a requested output that drops an axis and adds another: one all-to-all of the new blocks") {
     auto mesh = make_mesh({2, 4}, {"a", "b"});
     auto a = device_put(test::iota_data<float>(Shape{16, 16}), Shape{16, 16}, NamedSharding(mesh, P("a")));
     auto e = with_sharding_constraint(a * 2.0f, NamedSharding(mesh, P("b")));
     auto const& p = plan_of(e);
     INFO(explain(e));
+    CHECK(p.count(plan::Collective::all_to_all) == 1);
+    CHECK(p.count(plan::Collective::all_gather) == 0);
+    CHECK(p.count(plan::StepKind::reshard) == 0);
+    CHECK_THAT(explain(e), ContainsSubstring("all-to-all over ('a') (groups of 2): operand float32[16,16] P('a') -> P('b'): "
+                                             "256 bytes per device"));
+    auto before = execution_counts();
+    Tensor<float> y = e;
+    CHECK(execution_counts()[plan::Collective::all_to_all] == before[plan::Collective::all_to_all] + 1);
+    CHECK(execution_counts().reshards == before.reshards + 1);
+    auto want = test::iota_data<float>(Shape{16, 16});
+    for (auto& v : want) v *= 2.0f;
+    CHECK(test::bitwise_equal(y.to_host(), want));
+    CHECK(y.sharding() == NamedSharding(mesh, P("b")));
+  }
+  SECTION("a gather that a slice first makes smaller: local slice, then all-gather") {
+    auto mesh = make_mesh({2, 4}, {"a", "b"});
+    auto a = device_put(test::iota_data<float>(Shape{16, 16}), Shape{16, 16}, NamedSharding(mesh, P("a")));
+    auto e = with_sharding_constraint(a * 2.0f, NamedSharding(mesh, P(None, "b")));
+    auto const& p = plan_of(e);
+    INFO(explain(e));
     CHECK(p.count(plan::Collective::all_gather) == 1);
     CHECK(p.count(plan::StepKind::reshard) == 1);
-    CHECK_THAT(explain(e), ContainsSubstring("all-gather over ('a') (groups of 2): operand float32[16,16] P('a') -> P()"));
-    CHECK_THAT(explain(e), ContainsSubstring("P() -> P('b') (local slice over ('b')): 0 bytes cross devices"));
+    CHECK_THAT(explain(e), ContainsSubstring("P('a') -> P('a', 'b') (local slice over ('b')): 0 bytes cross devices"));
+    CHECK_THAT(explain(e), ContainsSubstring("all-gather over ('a') (groups of 2): operand float32[16,16] P('a', 'b') -> P(None, 'b')"));
     auto before = execution_counts();
     Tensor<float> y = e;
     // Each step of the composition runs as the plan lists it: the all-gather as one collective.

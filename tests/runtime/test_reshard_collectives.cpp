@@ -61,7 +61,8 @@ TEST_CASE("each reshard kind runs as its collective and keeps the values", "[run
                                              {P("a", "b"), P("b", "a"), a2a},
                                              {P("b"), P(None, None, "b"), a2a},
                                              {P({"a", "b"}), P({"b", "a"}), permute},
-                                             {P("a"), P("b"), std::nullopt},
+                                             {P("a"), P("b"), a2a},  // one exchange of the new blocks
+                                             {P("a", None), P(None, "b"), std::nullopt},  // slice, then gather
                                              {P("a"), P("a", "b"), std::nullopt}})
         check_case<float>(m, {16, 8, 8}, c);
   }
@@ -72,7 +73,9 @@ TEST_CASE("each reshard kind runs as its collective and keeps the values", "[run
                                            {P({"a", "b", "c"}), P({"c", "b", "a"}), permute},
                                            {P({"a", "b"}), P("a", "b"), a2a},
                                            {P("a", None, "c"), P(None, "a", "c"), a2a},
-                                           {P("a", "b", "c"), P(), gather}})
+                                           {P("a", "b", "c"), P(), gather},
+                                           {P("a"), P("b"), permute},
+                                           {P(None, None, "a"), P("b", "a"), a2a}})
       check_case<float>(m, {8, 8, 8}, c);
   }
   SECTION("a non-square mesh over scrambled devices") {
@@ -81,7 +84,7 @@ TEST_CASE("each reshard kind runs as its collective and keeps the values", "[run
                                            {P("a"), P(), gather},
                                            {P("a", "b"), P("a"), gather},
                                            {P({"a", "b"}), P({"b", "a"}), permute},
-                                           {P("b"), P("a"), std::nullopt}})
+                                           {P("b"), P("a"), a2a}})
       check_case<float>(m, {12, 6}, c);
   }
 }
@@ -161,11 +164,11 @@ TEST_CASE("reshard_counted counts the collective that ran", "[runtime][reshard][
   auto before = execution_counts();
   (void)detail::reshard_counted(x.impl_ptr(), NamedSharding(mesh, P("a")));
   (void)detail::reshard_counted(x.impl_ptr(), NamedSharding(mesh, P("b", "a")));
-  (void)detail::reshard_counted(x.impl_ptr(), NamedSharding(mesh, P("b")));  // gather + slice: copies
+  (void)detail::reshard_counted(x.impl_ptr(), NamedSharding(mesh, P("b")));  // one exchange over ('a', 'b')
   auto after = execution_counts();
   CHECK(after.reshards == before.reshards + 3);
   CHECK(after[plan::Collective::all_gather] == before[plan::Collective::all_gather] + 1);
-  CHECK(after[plan::Collective::all_to_all] == before[plan::Collective::all_to_all] + 1);
+  CHECK(after[plan::Collective::all_to_all] == before[plan::Collective::all_to_all] + 2);
   CHECK(after[plan::Collective::collective_permute] == before[plan::Collective::collective_permute]);
 }
 

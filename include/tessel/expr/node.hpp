@@ -2,6 +2,7 @@
 // Expression nodes are plain data: children held by value (tensors are shared handles, so this
 // copies no data and cannot dangle), an op tag, and the shape checked when the node is built.
 // Nothing here allocates or launches; the planner decides shardings, collectives and fusion.
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <tuple>
@@ -96,7 +97,8 @@ template <Element T>
 using TensorNode = Node<TensorTag<T>>;
 
 // A C++ scalar: weakly typed (W is int or double), broadcast to any shape. Its value is not part
-// of the plan (a cached plan runs any value).
+// of the plan (a cached plan runs any value); which scalars are equal is (plan/graph.hpp,
+// LeafIdentities), so that equal scalars make equal values for common-subexpression sharing.
 template <class W>
 struct ScalarTag {
   static constexpr NodeKind kind = NodeKind::scalar;
@@ -110,8 +112,9 @@ struct ScalarTag {
     return none;
   }
   static constexpr char const* name(Data const&) { return "scalar"; }
-  static void describe(Data const&, auto&, auto&) {}
-  static void sign(Data const&, Shape const&, auto&) {}
+  static std::uint64_t bits(Data const& d) { return std::bit_cast<std::uint64_t>(static_cast<double>(d.value)); }
+  static void describe(Data const& d, auto& node, auto& leaves) { node.alias = leaves.scalar(bits(d), std::integral<W>); }
+  static void sign(Data const& d, Shape const&, auto& sink) { sink.scalar(bits(d), std::integral<W>); }
 };
 template <class W>
 using ScalarNode = Node<ScalarTag<W>>;

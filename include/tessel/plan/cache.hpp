@@ -70,9 +70,9 @@ void sharding_signature(NamedSharding const& s, Shape const& shape, Sink& sink) 
 template <class E>
 inline constexpr char type_anchor = 0;
 
-// What an op tag's sign() writes to: words, shardings (sharding_signature) and tensor leaves (by
-// which earlier leaf holds the same tensor: the pattern the planner's common-subexpression
-// sharing depends on, GraphNode::alias).
+// What an op tag's sign() writes to: words, shardings (sharding_signature), tensor leaves (by
+// which earlier leaf holds the same tensor) and scalars (by which earlier scalar has the same
+// value): the patterns the planner's common-subexpression sharing depends on, GraphNode::alias.
 template <class Sink>
 struct SignatureSink {
   Sink& sink;
@@ -80,6 +80,11 @@ struct SignatureSink {
   void word(std::uint64_t w) { sink.word(w); }
   void sharding(NamedSharding const& s, Shape const& shape) { sharding_signature(s, shape, sink); }
   void leaf(void const* p) { sink.word(static_cast<std::uint64_t>(leaves.alias(p, leaves.count))); }
+  // A C++ scalar: which earlier scalar has its value (not the value: the plan runs any values with
+  // the same pattern of equal scalars).
+  void scalar(std::uint64_t bits, bool integral) {
+    sink.word(static_cast<std::uint64_t>(leaves.scalar_alias(bits, integral, leaves.scalar_count)));
+  }
 };
 
 // The children's signatures, then the node's own (Tag::sign). One instantiation level per nesting

@@ -35,8 +35,9 @@ struct GraphNode {
   ViewSpec view;                               // view
   std::uint8_t axis = 0;                       // concatenate
   // tensor: the graph index of the first tensor node holding the same tensor (its own index when
-  // none does), among the first max_aliased_leaves tensor nodes; the plan cache keys on the same
-  // pattern (cache.hpp), so a plan's common subexpressions hold for every call that hits it.
+  // none does), among the first max_aliased_leaves tensor nodes; scalar: likewise, of the first
+  // scalar with the same value. The plan cache keys on the same pattern (cache.hpp), so a plan's
+  // common subexpressions hold for every call that hits it.
   int alias = -1;
 };
 
@@ -63,11 +64,29 @@ constexpr char const* dtype_name() {
   else return "weak";
 }
 
-// Tensor leaves seen so far (for GraphNode::alias and the plan cache's key).
+// Tensor leaves and C++ scalars seen so far (for GraphNode::alias and the plan cache's key). A
+// scalar's identity is its value (its bits as a double, and whether it is an integer): the key
+// holds only which scalars are equal, not their values, so a plan serves every call whose equal
+// scalars are the same ones, and CSE may share what equal scalars compute.
 struct LeafIdentities {
   void const* impl[max_aliased_leaves]{};
   int node[max_aliased_leaves]{};
   int count = 0;
+  std::uint64_t scalar_bits[max_aliased_leaves]{};
+  bool scalar_integral[max_aliased_leaves]{};
+  int scalar_node[max_aliased_leaves]{};
+  int scalar_count = 0;
+  // The index of the first scalar with this value, or `self` (and remembers it).
+  int scalar_alias(std::uint64_t bits, bool integral, int self) {
+    if (scalar_count >= max_aliased_leaves) return self;
+    int found = self;
+    for (int k = 0; k < scalar_count && found == self; ++k)
+      if (scalar_bits[k] == bits && scalar_integral[k] == integral) found = scalar_node[k];
+    scalar_bits[scalar_count] = bits;
+    scalar_integral[scalar_count] = integral;
+    scalar_node[scalar_count++] = self;
+    return found;
+  }
   // The index of the first leaf with this tensor, or `self` (and remembers it).
   int alias(void const* p, int self) {
     if (count >= max_aliased_leaves) return self;
@@ -89,6 +108,7 @@ struct DescribeLeaves {
   LeafIdentities& leaves;
   int self;
   int alias(void const* p) { return leaves.alias(p, self); }
+  int scalar(std::uint64_t bits, bool integral) { return leaves.scalar_alias(bits, integral, self); }
 };
 
 // Appends e's subtree to g in post-order and returns e's index: the children, then the node with

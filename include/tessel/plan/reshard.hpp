@@ -10,7 +10,12 @@
 // the source uses are gathered, axes only the target uses are sliced locally, and axes used by
 // both (in another dimension or another position) move: an all-to-all over them, which is a
 // collective-permute when every device's new block is exactly a block some group member holds
-// (P('x', 'y') -> P('y', 'x') on a square mesh).
+// (P('x', 'y') -> P('y', 'x') on a square mesh). A change that gathers some axes and slices
+// others in one dimension, or moves some and gathers or slices others, is one all-to-all (or
+// collective-permute) over every removed axis: each device receives only its new block (for
+// P(None, None, 'a') -> P('b', 'a') an all-to-all over ('a'), not a gather to P() and a slice).
+// An all-to-all here is the runtime's general one (collectives.hpp): each device's new block is
+// assembled from the parts its group's members hold.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,7 +36,7 @@ struct LayoutStep {
   PartitionSpec from, to;
   ShardLayout::AxisList axes;
 };
-// At most two steps: gather then slice (or slice then gather); a move is one step.
+// At most two steps (slice then gather); a move or an exchange is one step.
 using LayoutSteps = FixedVector<LayoutStep, 2>;
 
 namespace detail {
@@ -82,8 +87,27 @@ constexpr bool blocks_permute(ShardLayout const& from, ShardLayout const& to, Sh
 
 }  // namespace detail
 
+// `axes` without the mesh axes of size 1: those split nothing (a device's coordinate on them is
+// always 0), so P(None, ('a', 'b')) and P(None, 'b') tile alike on a (1, 8) mesh and a collective
+// over them alone is a group of one device, which is no collective at all.
+constexpr ShardLayout::AxisList effective_axes(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
+  ShardLayout::AxisList out;
+  for (auto a : axes)
+    if (mesh.size(a) > 1) out.push_back(a);
+  return out;
+}
+
+// Whether two layouts over the same mesh axes tile alike: the same axes on every dimension once
+// size-1 axes are dropped.
+constexpr bool same_tiling(ShardLayout const& a, ShardLayout const& b, std::size_t rank) {
+  for (std::size_t d = 0; d < rank; ++d)
+    if (!(effective_axes(a.mesh(), a.dim_axes(d)) == effective_axes(b.mesh(), b.dim_axes(d)))) return false;
+  return true;
+}
+
 // The steps that turn a tensor of `shape` tiled by `from` into one tiled by `to` (same mesh axes,
-// same devices in the same order). Empty when the tilings are the same.
+// same devices in the same order). Empty when the tilings are the same (size-1 mesh axes, which
+// split nothing, are left out of the comparison and of every step's axes).
 constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, Shape const& shape) {
   using detail::AxisList;
   using detail::contains;
@@ -93,7 +117,7 @@ constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, 
   AxisList removed, added;
   bool dim_with_both = false;  // some dimension both loses and gains axes
   for (std::size_t d = 0; d < rank; ++d) {
-    AxisList a = from.dim_axes(d), b = to.dim_axes(d), c;
+    AxisList a = effective_axes(mesh, from.dim_axes(d)), b = effective_axes(mesh, to.dim_axes(d)), c;
     std::size_t k = 0;
     while (k < a.size() && k < b.size() && a[k] == b[k]) c.push_back(a[k++]);
     for (std::size_t j = k; j < a.size(); ++j) removed.push_back(a[j]);
@@ -127,11 +151,13 @@ constexpr LayoutSteps decompose(ShardLayout const& from, ShardLayout const& to, 
     steps.push_back({std::nullopt, A, I, detail::sorted(added)});
     steps.push_back({Collective::all_gather, I, B, detail::sorted(removed)});
   } else {
-    // Gather down to the common prefix, then slice: always legal, never the cheapest when axes
-    // move (a fused all-to-all would move less).
-    PartitionSpec C = detail::spec_of(mesh, common);
-    steps.push_back({Collective::all_gather, A, C, detail::sorted(removed)});
-    steps.push_back({std::nullopt, C, B, detail::sorted(added)});
+    // What a gather down to the common prefix and a slice would do, in one exchange over the
+    // removed axes (GSPMD's all-to-all reshard): within a group (devices that differ only there)
+    // the source blocks tile the common prefix's block, which holds each member's target block,
+    // so each device receives only its new block, not the gathered one. A collective-permute when
+    // each new block is exactly one a group member holds (P('a') -> P('b') on a 2x2x2 mesh).
+    auto kind = detail::blocks_permute(from, to, shape, removed) ? Collective::collective_permute : Collective::all_to_all;
+    steps.push_back({kind, A, B, detail::sorted(removed)});
   }
   return steps;
 }
@@ -143,8 +169,8 @@ struct ReshardStep {
   ShardLayout::AxisList axes;  // empty for steps between different meshes
   int group;                   // devices per group (1 for a local slice)
   // Bytes per device the cost formula takes: all-gather, the gathered block; all-to-all and
-  // collective-permute, one block; local slice, the block kept; copy, the most any device sends
-  // or receives.
+  // collective-permute, the new block; local slice, the block kept; copy, the most any device
+  // sends or receives.
   double bytes;
   bool copy = false;  // between different meshes, by box copies (no collective)
 };

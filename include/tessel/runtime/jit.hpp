@@ -2,11 +2,13 @@
 // jax.jit: a function over tensors, captured as an expression on each call, planned once per
 // (expression type, shapes, shardings) and run from the cached plan afterwards: a repeated call
 // costs a hash, a compare and the kernel launches.
+#include <format>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tessel/core/error.hpp"
 #include "tessel/runtime/evaluate.hpp"
 
 namespace tessel {
@@ -45,8 +47,16 @@ class Jitted {
     return device_put(arg, in_[i]);
   }
 
+  // jax.jit takes one in_sharding per argument (or none at all).
+  void check_arity(std::size_t args) const {
+    if (!in_.empty() && in_.size() != args)
+      throw Error(std::format("jit: {} in_shardings for a call with {} argument{}; give one per argument (or none)",
+                              in_.size(), args, args == 1 ? "" : "s"));
+  }
+
   template <std::size_t... I, class... Args>
   auto call(std::index_sequence<I...>, Args const&... args) const {
+    check_arity(sizeof...(Args));
     auto result = f_(place(args, I)...);
     if constexpr (Expression<decltype(result)>) return eval(result, out_);
     else if (out_) return device_put(result, *out_);
@@ -55,6 +65,7 @@ class Jitted {
 
   template <std::size_t... I, class G, class... Args>
   decltype(auto) trace(std::index_sequence<I...>, G&& g, Args const&... args) const {
+    check_arity(sizeof...(Args));
     auto result = f_(place(args, I)...);
     if constexpr (Expression<decltype(result)>) return g(result);
     else return g(as_node(result));
@@ -69,6 +80,12 @@ class Jitted {
 template <class F>
 Jitted<F> jit(F f) {
   return Jitted<F>(std::move(f), {}, std::nullopt);
+}
+// jax.jit(f, in_shardings=...): the arguments are put on their shardings, and the result's
+// sharding is what propagation gives.
+template <class F>
+Jitted<F> jit(F f, std::vector<NamedSharding> in_shardings) {
+  return Jitted<F>(std::move(f), std::move(in_shardings), std::nullopt);
 }
 // jax.jit(f, in_shardings=..., out_shardings=...)
 template <class F>

@@ -12,7 +12,8 @@ namespace {
 // contracting factor, and each factor takes mesh axes from one operand. Sharded contracting
 // factors leave partial sums (an all-reduce, or a reduce-scatter). Candidates: factors as the
 // lhs has them, as the rhs has them, with nothing on the contracting factors, and (when the
-// result's sharding is requested) the request's axes on the free factors. The cost model
+// result's sharding is requested) the request's axes on the free factors, each with either free
+// factor first to keep an axis both want. The cost model
 // (reshards of the operands, the collective, the reshard of the result) picks one; ties go to
 // the earlier candidate.
 struct DotChoice {
@@ -46,7 +47,11 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
   Factors rhs_view{from(sr, dd.rhs_batch), from(sr, dd.rhs_contract), from(sl, lfree), from(sr, rfree)};
   Factors no_contract = lhs_view;
   for (auto& k : no_contract.contract) k.clear();
-  std::vector<std::pair<Factors, bool>> candidates{{lhs_view, false}, {rhs_view, true}, {no_contract, false}};
+  // Then the same factors with the other operand's free factor first to keep a shared axis (the
+  // contraction split as the lhs has it while the result keeps the rhs's columns: x[m,k] on
+  // P('a', 'b') @ w[k,n] on P(None, 'a') gathers x's rows and all-reduces over 'b').
+  std::vector<std::pair<Factors, bool>> candidates{{lhs_view, false}, {rhs_view, true}, {no_contract, false},
+                                                   {lhs_view, true},  {rhs_view, false}, {no_contract, true}};
   if (req && req->mesh() == mesh) {
     Factors r;
     std::size_t d = 0;
@@ -55,6 +60,13 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
     for (std::size_t k = 0; k < lfree.size(); ++k) r.m.push_back(req->layout().dim_axes(d++));
     for (std::size_t k = 0; k < rfree.size(); ++k) r.n.push_back(req->layout().dim_axes(d++));
     candidates.push_back({r, false});
+    // The request's free factors with a contraction kept as an operand splits it: the partial
+    // results are sliced as the request wants before their all-reduce (which then combines less).
+    Factors r_lhs = r, r_rhs = r;
+    r_lhs.contract = lhs_view.contract;
+    r_rhs.contract = rhs_view.contract;
+    candidates.push_back({r_lhs, false});
+    candidates.push_back({r_rhs, false});
   }
 
   std::optional<DotChoice> best;
@@ -89,7 +101,7 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
     for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) {
       ldims[dd.lhs_contract[k]] = f.contract[k];
       rdims[dd.rhs_contract[k]] = f.contract[k];
-      for (auto a : f.contract[k]) k_axes.push_back(a);
+      for (auto a : effective_axes(mesh.axes(), f.contract[k])) k_axes.push_back(a);
     }
     for (std::size_t k = 0; k < lfree.size(); ++k) {
       ldims[lfree[k]] = f.m[k];

@@ -7,10 +7,16 @@ namespace {
 
 class ElementwiseRules final : public OpRules {
  public:
-  // Each operand's tiling seen from the result; the cheapest for all operands wins.
+  // Each operand's tiling seen from the result, and their merge across broadcast dimensions
+  // (Planner::merged_tiling); the cheapest for all operands wins, the merge on a tie (it splits
+  // the work finest, and it is what GSPMD gives).
   std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     Shape const& shape = p.node(i).shape;
-    return p.cheapest_tiling(i, [&](int c, NamedSharding const& s) { return project(s, p.node(c).shape, shape); });
+    auto best = p.cheapest_tiling(i, [&](int c, NamedSharding const& s) { return project(s, p.node(c).shape, shape); });
+    if (!best) return best;
+    auto merged = p.merged_tiling(i);
+    if (merged && !(*merged == *best) && p.operands_cost(i, *merged) <= p.operands_cost(i, *best)) return merged;
+    return best;
   }
   void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);

@@ -38,7 +38,8 @@ GatherChoice choose(Planner const& p, int i) {
   for (std::size_t d = 0; d < n.axis; ++d) out.push_back(tdims[d]);
   for (auto const& a : idims) out.push_back(a);
   for (std::size_t d = n.axis + 1u; d < T.shape.size(); ++d) out.push_back(tdims[d]);
-  return {sharding_from_axes(mesh, tdims), sharding_from_axes(mesh, idims), sharding_from_axes(mesh, out), tdims[n.axis]};
+  return {sharding_from_axes(mesh, tdims), sharding_from_axes(mesh, idims), sharding_from_axes(mesh, out),
+          effective_axes(mesh.axes(), tdims[n.axis])};
 }
 
 class GatherRules final : public OpRules {

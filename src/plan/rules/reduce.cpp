@@ -16,7 +16,9 @@ class ReduceRules final : public OpRules {
   void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     int c = n.children[0];
-    p.assign(c, p.natural[static_cast<std::size_t>(c)]);
+    auto input = p.natural[static_cast<std::size_t>(c)];
+    if (input && req) input = p.refine_kept(i, *input, *req);
+    p.assign(c, input);
     auto [partial, axes] = p.reduced_tiling(i, *p.plan(c).out);
     Planner::complete_partial(p.plan(i), partial, axes, req, n.shape.size());
   }

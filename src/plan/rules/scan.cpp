@@ -31,7 +31,7 @@ class ScanRules final : public OpRules {
           std::format("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
                       type_text(n), to_string(out.spec()), mesh.num_devices()),
           std::format("tessel::scan[{}]", s.user_op(i)), {s.slot(c)});
-    auto axes = out.layout().dim_axes(n.axis);
+    auto axes = effective_axes(mesh.axes(), out.layout().dim_axes(n.axis));
     if (axes.empty()) return;
     int group = group_size(mesh.axes(), axes);
     // Each block reads one slice (the last along the axis) of the block before it; priced as the

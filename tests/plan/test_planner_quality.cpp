@@ -1,0 +1,256 @@
+// The planner's choices that issue 11 measured against XLA's partitioner, pinned by collective
+// counts and bytes, each with the values checked against one device.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+
+#include "tessel/tessel.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace tessel;
+
+namespace {
+
+Tensor<float> draw(Shape const& shape, NamedSharding const& s, int k) {
+  return random::normal(random::fold_in(PRNGKey(11), static_cast<std::uint32_t>(k)), shape, s);
+}
+Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
+
+void require_close(std::vector<float> const& got, std::vector<float> const& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
+  }
+}
+
+int collectives(plan::Plan const& p) { return p.count(plan::StepKind::collective); }
+
+double collective_bytes(plan::Plan const& p) {
+  double b = 0;
+  for (auto const& st : p.steps)
+    if (st.kind == plan::StepKind::collective) {
+      auto const& n = p.graph[static_cast<std::size_t>(st.node)];
+      b += static_cast<double>(st.to->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+    }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("size-1 mesh axes are no-ops in propagation, reductions and reshards", "[plan][issue11][class5]") {
+  auto mesh = make_mesh({1, 8}, {"a", "b"});
+  auto x = draw({16, 32}, NamedSharding(mesh, P(None, {"a", "b"})), 0);
+  auto y = draw({16, 32}, NamedSharding(mesh, P(None, "b")), 1);
+  auto r = draw({16, 32}, NamedSharding(mesh, P("a", "b")), 2);
+  SECTION("equal tilings meet without a collective") {
+    auto const& p = plan_of(x + y);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    CHECK_THAT(plan::to_string(p), !ContainsSubstring("groups of 1"));
+    require_close(eval(x + y).to_host(), eval(whole(x) + whole(y)).to_host());
+  }
+  SECTION("a reduction over a dimension split by a size-1 axis needs no all-reduce") {
+    auto const& p = plan_of(sum(r, 0));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    require_close(eval(sum(r, 0)).to_host(), eval(sum(whole(r), 0)).to_host());
+  }
+  SECTION("a requested output that tiles alike is a relabel, not a gather and a slice") {
+    NamedSharding want(mesh, P("a", "b"));
+    auto const& p = plan_of(x * 2.0f, want);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    CHECK_THAT(plan::to_string(p), ContainsSubstring("no data moves"));
+    Tensor<float> got = eval(x * 2.0f, want);
+    CHECK(got.sharding() == want);
+    require_close(got.to_host(), eval(whole(x) * 2.0f).to_host());
+  }
+  SECTION("a collective over a size-1 axis and another is over the other alone") {
+    auto const& p = plan_of(sum(x, 1));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 1);
+    CHECK_THAT(plan::to_string(p), ContainsSubstring("over mesh axes ('b') (groups of 8)"));
+    CHECK(collective_bytes(p) == 16 * 4);
+    require_close(eval(sum(x, 1)).to_host(), eval(sum(whole(x), 1)).to_host());
+  }
+}
+
+TEST_CASE("C++ scalars take part in value identity; the plan serves other constants", "[plan][issue11][class2]") {
+  for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({4, 2}, {"x", "y"}), make_mesh({2, 2, 2}, {"x", "y", "z"})}) {
+    INFO(to_string(mesh));
+    auto x = draw({16, 32}, NamedSharding(mesh, P(None, "x")), 3);
+    auto f = [](Tensor<float> const& t, float a, float b) { return sum(t * a, 1, true) * sum(t * b, 1, true); };
+    auto const& same = plan_of(f(x, 2.0f, 2.0f));
+    INFO(plan::to_string(same));
+    CHECK(same.count(plan::Collective::all_reduce) == 1);
+    CHECK(same.count(plan::StepKind::kernel) == 2);  // one reduction, then the product
+    auto const& differ = plan_of(f(x, 2.0f, 3.0f));
+    CHECK(differ.count(plan::Collective::all_reduce) == 2);
+    // Other constants with the same pattern of equal scalars run the same plan, with their values.
+    auto before = plan::cached_plans();
+    CHECK(&plan_of(f(x, 5.0f, 5.0f)) == &same);
+    CHECK(&plan_of(f(x, -1.0f, 4.0f)) == &differ);
+    CHECK(plan::cached_plans() == before);
+    for (auto [a, b] : {std::pair{2.0f, 2.0f}, {5.0f, 5.0f}, {2.0f, 3.0f}, {-1.0f, 4.0f}, {0.0f, -0.0f}}) {
+      INFO(a << ", " << b);
+      require_close(eval(f(x, a, b)).to_host(), eval(f(whole(x), a, b)).to_host());
+    }
+    // softmax of a shifted input computes its row max once: two all-reduces (max, sum).
+    auto const& s = plan_of(softmax(x + 1.0f));
+    INFO(plan::to_string(s));
+    CHECK(s.count(plan::Collective::all_reduce) == 2);
+    require_close(eval(softmax(x + 1.0f)).to_host(), eval(softmax(whole(x) + 1.0f)).to_host());
+    require_close(eval(softmax(x + 7.0f)).to_host(), eval(softmax(whole(x) + 7.0f)).to_host());
+    // An integer 2 and a double 2.0 are different scalars (they may promote differently).
+    auto const& mixed = plan_of(sum(x * 2, 1, true) * sum(x * 2.0, 1, true));
+    CHECK(mixed.count(plan::Collective::all_reduce) == 2);
+  }
+}
+
+TEST_CASE("a broadcast operand's sharding is merged into the result's", "[plan][issue11][class3]") {
+  SECTION("x[8,16] on P('a') + y[16] on P('b') over 4x2 is P('a', 'b') with no collective") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 16}, NamedSharding(mesh, P("a", None)), 4);
+    auto y = draw({16}, NamedSharding(mesh, P("b")), 5);
+    auto const& p = plan_of(x + y);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    Tensor<float> z = x + y;
+    CHECK(z.sharding() == NamedSharding(mesh, P("a", "b")));
+    require_close(z.to_host(), eval(whole(x) + whole(y)).to_host());
+  }
+  SECTION("2x2x2: a row statistic and a column vector around a sharded matrix") {
+    auto mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+    auto x = draw({24, 8}, NamedSharding(mesh, P("b")), 6);
+    auto s = draw({8}, NamedSharding(mesh, P({"c", "a"})), 7);
+    auto f = [](auto const& t, auto const& v) { return (t - mean(t, 1, true)) * v; };
+    auto const& p = plan_of(f(x, s));
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 0);
+    Tensor<float> z = f(x, s);
+    CHECK(z.sharding() == NamedSharding(mesh, P("b", {"c", "a"})));
+    require_close(z.to_host(), eval(f(whole(x), whole(s))).to_host());
+  }
+  SECTION("1-D and non-square meshes: a column of a keepdims shape broadcasts along rows") {
+    for (auto const& mesh : {make_mesh({8}, {"a"}), make_mesh({2, 4}, {"a", "b"})}) {
+      INFO(to_string(mesh));
+      bool flat = mesh.num_axes() == 1;
+      auto x = draw({16, 32}, NamedSharding(mesh, flat ? P() : P(None, "b")), 8);
+      auto col = draw({16, 1}, NamedSharding(mesh, P("a")), 9);
+      auto const& p = plan_of(x - col * 2.0f);
+      INFO(plan::to_string(p));
+      CHECK(collectives(p) == 0);
+      Tensor<float> z = x - col * 2.0f;
+      CHECK(z.sharding() == NamedSharding(mesh, flat ? P("a") : P("a", "b")));
+      require_close(z.to_host(), eval(whole(x) - whole(col) * 2.0f).to_host());
+    }
+  }
+  SECTION("operands that disagree on a dimension still meet at the cheapest tiling") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 16}, NamedSharding(mesh, P("a", "b")), 10);
+    auto y = draw({8, 16}, NamedSharding(mesh, P("b", "a")), 11);
+    require_close(eval(x * y).to_host(), eval(whole(x) * whole(y)).to_host());
+  }
+}
+
+TEST_CASE("jit takes in_shardings without out_shardings, leaving the output to propagation", "[plan][issue11][jit]") {
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  NamedSharding rows(mesh, P("a")), cols(mesh, P(None, "b"));
+  auto x0 = draw({16, 32}, replicated(mesh), 12);
+  auto v0 = draw({32}, replicated(mesh), 13);
+  auto f = jit([](auto const& x, auto const& v) { return tanh(x * 2.0f + v); }, {rows, NamedSharding(mesh, P("b"))});
+  Tensor<float> y = f(x0, v0);
+  // The arguments were put on their in_shardings; the result merges them (class 3).
+  CHECK(y.sharding() == NamedSharding(mesh, P("a", "b")));
+  CHECK(f.plan(x0, v0).count(plan::StepKind::collective) == 0);
+  require_close(y.to_host(), eval(tanh(whole(x0) * 2.0f + whole(v0))).to_host());
+  // One sharding per argument, as jax.jit wants.
+  auto g = jit([](auto const& x) { return x * 2.0f; }, {rows, cols});
+  CHECK_THROWS_WITH(g(x0), "jit: 2 in_shardings for a call with 1 argument; give one per argument (or none)");
+  CHECK_THROWS_WITH(g.explain(x0), ContainsSubstring("2 in_shardings for a call with 1 argument"));
+  // An in_sharding that cannot tile its argument names the dimension and the axes.
+  auto h = jit([](auto const& x) { return x * 2.0f; }, {NamedSharding(mesh, P(None, None, "a"))});
+  CHECK_THROWS_WITH(h(x0), ContainsSubstring("'a'"));
+}
+
+TEST_CASE("a reduction slices its input toward the requested output before reducing", "[plan][issue11][reduce]") {
+  SECTION("4x2: the all-reduce becomes the reduce-scatter the request wants") {
+    auto mesh = make_mesh({4, 2}, {"a", "b"});
+    auto x = draw({8, 64}, NamedSharding(mesh, P(None, "b")), 14);
+    NamedSharding want(mesh, P({"a", "b"}));
+    auto const& p = plan_of(sum(x * 1.5f, 1), want);
+    INFO(plan::to_string(p));
+    CHECK(p.count(plan::Collective::reduce_scatter) == 1);
+    CHECK(p.count(plan::Collective::all_reduce) == 0);
+    CHECK(collective_bytes(p) == 1 * 4);  // each device ends with its one element
+    Tensor<float> y = eval(sum(x * 1.5f, 1), want);
+    CHECK(y.sharding() == want);
+    require_close(y.to_host(), eval(sum(whole(x) * 1.5f, 1)).to_host());
+  }
+  SECTION("2x2x2: the all-reduce combines a quarter of the row") {
+    auto mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+    auto x = draw({16, 32}, NamedSharding(mesh, P("a")), 15);
+    NamedSharding want(mesh, P({"b", "c"}));
+    auto const& p = plan_of(sum(x, 0), want);
+    INFO(plan::to_string(p));
+    CHECK(p.count(plan::Collective::all_reduce) == 1);
+    CHECK(collective_bytes(p) == 8 * 4);
+    Tensor<float> y = eval(sum(x, 0), want);
+    CHECK(y.sharding() == want);
+    require_close(y.to_host(), eval(sum(whole(x), 0)).to_host());
+  }
+}
+
+namespace {
+// The defaults' bandwidths without latencies: choices by bytes (test_xla_parity's model).
+plan::CostModel bandwidth_bound() {
+  plan::CostModel m;
+  m.latency_us = 0;
+  for (plan::AlphaBeta* ab : {&m.all_gather, &m.reduce_scatter, &m.all_reduce, &m.all_to_all, &m.collective_permute})
+    ab->latency_us = 0;
+  return m;
+}
+template <class E>
+plan::Plan plan_under(plan::CostModel const& model, E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  plan::Graph g;
+  plan::describe(e, g);
+  return plan::make_plan(std::move(g), out, model);
+}
+}  // namespace
+
+TEST_CASE("a requested output is met by resharding the result when that is cheaper", "[plan][issue11][class1]") {
+  auto mesh = make_mesh({8}, {"a"});
+  auto x = draw({8, 8}, NamedSharding(mesh, P("a")), 16);
+  auto v = draw({8}, replicated(mesh), 17);
+  NamedSharding out(mesh, P(None, "a"));
+  auto f = [](auto const& t, auto const& w) { return softmax(softmax(t * 2.0f) + w); };
+  // Rows stay whole where they are (no collective for any row statistic); one all-to-all at the end.
+  for (auto const& model : {plan::CostModel{}, bandwidth_bound()}) {
+    auto p = plan_under(model, f(x, v), out);
+    INFO(plan::to_string(p));
+    CHECK(collectives(p) == 1);
+    CHECK(p.count(plan::Collective::all_to_all) == 1);
+    CHECK(collective_bytes(p) == 8 * 4);
+  }
+  Tensor<float> y = eval(f(x, v), out);
+  CHECK(y.sharding() == out);
+  require_close(y.to_host(), eval(f(whole(x), whole(v))).to_host());
+  // A request the computation suits is still pushed down: no reshard at the end.
+  auto p = plan_under(plan::CostModel{}, x * 2.0f, NamedSharding(mesh, P("a")));
+  CHECK(p.steps.size() == 1);
+}
+
+TEST_CASE("dot_general keeps an axis for the rhs's free factor while the lhs's contraction splits", "[plan][issue11][dot]") {
+  auto mesh = make_mesh({4, 2}, {"a", "b"});
+  auto x = draw({16, 32}, NamedSharding(mesh, P("a", "b")), 18);
+  auto w = draw({32, 32}, NamedSharding(mesh, P(None, "a")), 19);
+  auto p = plan_under(bandwidth_bound(), matmul(x, w));
+  INFO(plan::to_string(p));
+  // x's rows gathered over 'a' (16x16), w sliced to P('b', 'a'), the 16x8 result all-reduced over 'b'.
+  CHECK(p.count(plan::Collective::all_gather) == 1);
+  CHECK(p.count(plan::Collective::all_reduce) == 1);
+  CHECK(collective_bytes(p) == (16 * 16 + 16 * 8) * 4);
+  require_close(eval(matmul(x, w)).to_host(), eval(matmul(whole(x), whole(w))).to_host());
+}
