@@ -232,7 +232,7 @@ std::string quote(std::string const& s) {
 
 std::string number(double v) {
   if (!std::isfinite(v)) return "";
-  return std::format("{:.6g}", v);
+  return std::format("{:.10g}", v);
 }
 
 // Splits CSV text into records of fields (RFC 4180 quoting).
@@ -476,6 +476,7 @@ std::string to_json(std::string const& study_name, std::span<Row const> rows, st
                        {"workload", r.workload},      {"size", r.size},
                        {"devices", r.devices},        {"mesh", r.mesh},
                        {"threads", r.threads}});
+    if (!limits.contains(r.platform)) limits[r.platform] = nlohmann::ordered_json::object();
     auto& l = limits[r.platform];
     if (r.peak_GBps > 0) l["stream_triad_GBps"] = std::max(l.value("stream_triad_GBps", 0.0), r.peak_GBps);
     if (r.peak_GFLOPps > 0) l["blas_sgemm_GFLOPps"] = std::max(l.value("blas_sgemm_GFLOPps", 0.0), r.peak_GFLOPps);

@@ -372,7 +372,7 @@ int main(int argc, char* argv[]) {
   } catch (StudyError const& e) {
     std::cerr << "tessel_study: " << e.what() << "\n";
     return 1;
-  } catch (tessel::Error const& e) {
+  } catch (std::exception const& e) {  // tessel::Error, or a file system error
     std::cerr << "tessel_study: " << e.what() << "\n";
     return 1;
   }
