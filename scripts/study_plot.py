@@ -68,7 +68,8 @@ def cascade(rows, out, eff_col=EFF):
             platforms[r["problem"]].append(r["platform"])
     ncols = min(3, len(problems))
     nrows = math.ceil(len(problems) / ncols)
-    fig, axes = plt.subplots(nrows, 2 * ncols, figsize=(4.6 * ncols, 2.5 * nrows + 0.9), squeeze=False,
+    height = 2.6 * nrows + 0.9
+    fig, axes = plt.subplots(nrows, 2 * ncols, figsize=(4.6 * ncols, height), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 1.3] * ncols})
     for i, problem in enumerate(problems):
         ax, bx = axes[i // ncols][2 * (i % ncols)], axes[i // ncols][2 * (i % ncols) + 1]
@@ -90,7 +91,7 @@ def cascade(rows, out, eff_col=EFF):
         ax.grid(alpha=0.3)
         ax.tick_params(labelsize=7)
         y = range(len(scores))
-        bx.barh(list(y), [s for _, s in scores], color=[color[a] for a, _ in scores])
+        bx.barh(list(y), [s for _, s in scores], height=0.6, color=[color[a] for a, _ in scores])
         for k, (_, s) in enumerate(scores):
             bx.text(min(s, 0.98), k, f"{s:.2f}", va="center", ha="right" if s > 0.3 else "left", fontsize=7,
                     color="white" if s > 0.3 else "black")
@@ -107,7 +108,7 @@ def cascade(rows, out, eff_col=EFF):
     n_platforms = len({r["platform"] for r in rows})
     fig.suptitle(f"Cascade of {eff_col} over {n_platforms} platform{'s' if n_platforms > 1 else ''} "
                  "(bars: performance portability)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.9 / (2.5 * nrows + 0.9) + 0.02, 1, 0.96))
+    fig.tight_layout(rect=(0, 0.4 / height, 1, 1 - 0.4 / height))
     fig.savefig(os.path.join(out, "cascade.png"), dpi=90)
     plt.close(fig)
 
@@ -125,25 +126,30 @@ def roofline(rows, out):
     markers = "osD^v<>ph*"
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows + 0.8), squeeze=False)
+    height = 3.4 * nrows + 0.9
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, height), squeeze=False)
     for i, w in enumerate(panels):
         ax = axes[i // ncols][i % ncols]
         if w == "collectives":
             sel = [r for r in rows if r["workload"] in collectives]
             labels = list(OrderedDict.fromkeys(r["problem"] for r in sel))
-            width = 0.8 / max(1, len(apps))
-            for k, app in enumerate(apps):
+            here = [a for a in apps if any(r["application"] == a for r in sel)]
+            width = 0.8 / max(1, len(here))
+            for k, app in enumerate(here):
                 xs, ys = [], []
                 for j, p in enumerate(labels):
                     v = [r["fom"] for r in sel if r["problem"] == p and r["application"] == app]
                     if v:
-                        xs.append(j + (k - (len(apps) - 1) / 2) * width)
+                        xs.append(j + (k - (len(here) - 1) / 2) * width)
                         ys.append(max(v))
                 ax.bar(xs, ys, width, color=color[app])
             copy = max((r["limit"] for r in sel if r.get("limit_name") == "copy"), default=0)
             if copy:
                 ax.axhline(copy, color="k", ls="--", lw=1)
-                ax.text(len(labels) - 0.5, copy, f"copy {copy:.1f} GB/s", ha="right", va="bottom", fontsize=7)
+                ax.text(0.98, copy, f"copy {copy:.1f} GB/s", ha="right", va="bottom", fontsize=7,
+                        transform=ax.get_yaxis_transform())
+                ax.set_ylim(0, copy * 1.15)
+            ax.set_xlim(-0.5, len(labels) - 0.5)
             ax.set_xticks(range(len(labels)))
             ax.set_xticklabels([p.replace(" ", "\n") for p in labels], fontsize=7)
             ax.set_ylabel("GB/s", fontsize=8)
@@ -155,6 +161,7 @@ def roofline(rows, out):
         ai = [r["flops"] / r["bytes"] for r in sel]
         lo, hi = min(ai + [0.1]) / 4, max(ai + [100]) * 4
         xs = [lo * (hi / lo) ** (k / 60) for k in range(61)]
+        top = 0
         for pi, plat in enumerate(platforms):
             bw = max((r["peak_GBps"] for r in rows if r["platform"] == plat), default=0)
             fl = max((r["peak_GFLOPps"] for r in rows if r["platform"] == plat), default=0)
@@ -162,8 +169,10 @@ def roofline(rows, out):
                 continue
             ls = ["-", "--", ":", "-."][pi % 4]
             ax.plot(xs, [min(fl, bw * x) for x in xs], color="0.3", ls=ls, lw=1.2)
-            ax.text(hi / 1.2, fl * 1.08, f"SGEMM {fl:.0f} GFLOP/s", ha="right", fontsize=6.5, color="0.3")
-            ax.text(lo * 1.3, bw * lo * 1.3 * 1.5, f"triad {bw:.1f} GB/s", fontsize=6.5, color="0.3", rotation=0)
+            ax.text(hi / 1.3, fl * 1.15, f"SGEMM {fl:.0f} GFLOP/s", ha="right", va="bottom", fontsize=6.5, color="0.3")
+            ax.text(lo * 1.4, bw * lo * 1.4 * 1.6, f"triad {bw:.1f} GB/s", ha="left", va="bottom", fontsize=6.5,
+                    color="0.3")
+            top = max(top, fl)
         for r in sel:
             x = r["flops"] / r["bytes"]
             y = r["flops"] / r["median_s"] / 1e9
@@ -179,6 +188,8 @@ def roofline(rows, out):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
+        if top:
+            ax.set_ylim(top=top * 4)
         ax.set_xlabel("arithmetic intensity (flop / byte)", fontsize=8)
         ax.set_ylabel("attained GFLOP/s", fontsize=8)
         ax.set_title(w, fontsize=9)
@@ -195,7 +206,8 @@ def roofline(rows, out):
     fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8, frameon=False)
     title = platforms[0] if len(platforms) == 1 else f"{len(platforms)} platforms"
     fig.suptitle(f"Rooflines with the limits measured in the same run ({title})", fontsize=10)
-    fig.tight_layout(rect=(0, 0.8 / (3.4 * nrows + 0.8) + 0.03, 1, 0.96))
+    legend_rows = math.ceil(len(labels) / min(4, len(labels)))
+    fig.tight_layout(rect=(0, (0.2 + 0.2 * legend_rows) / height, 1, 1 - 0.4 / height))
     fig.savefig(os.path.join(out, "roofline.png"), dpi=90)
     plt.close(fig)
 

@@ -24,7 +24,8 @@ std::int64_t Size::operator[](std::string_view name) const {
 
 std::string Size::label() const {
   std::string s;
-  for (auto const& [k, v] : dims) s += (s.empty() ? "" : "x") + std::to_string(v);
+  // Sizes in MiB say so ("8MiB"); dimensions are joined ("2048x1024").
+  for (auto const& [k, v] : dims) s += (s.empty() ? "" : "x") + std::to_string(v) + (k == "mb" ? "MiB" : "");
   return s;
 }
 

@@ -41,7 +41,7 @@ elseif(MODE STREQUAL "merge" OR MODE STREQUAL "plots")
   endif()
   file(READ ${WORK}/pp.csv pp)
   foreach(line
-      "softmax 2048x1024,tessel d8 m8 t2,\"cpu-a / OpenMP; gpu-b, CUDA\",,1,0.285714"
+      "softmax 2048x1024,tessel d8 m8 t2,\"cpu-a / OpenMP; gpu-b, CUDA\",,1,0.2857142857"
       "softmax 2048x1024,jax d8,\"cpu-a / OpenMP; gpu-b, CUDA\",\"gpu-b, CUDA\",0,0"
       "megatron_mlp 1024x512x2048,tessel d8 m4x2 t2,\"cpu-a / OpenMP; gpu-b, CUDA\",,0.5,0.25")
     string(FIND "${pp}" "${line}\n" at)

@@ -80,7 +80,7 @@ name = "all_reduce"
   CHECK(s.runs[0].size.label() == "512x1024");  // cols keeps its default
   CHECK(s.runs[1].size.label() == "1024x256");
   CHECK(s.runs[2].workload == "all_reduce");
-  CHECK(s.runs[2].size.label() == "8");
+  CHECK(s.runs[2].size.label() == "8MiB");
 }
 
 TEST_CASE("study: every error in a study file names the offending item", "[study]") {
