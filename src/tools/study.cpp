@@ -32,7 +32,7 @@ std::string Size::label() const {
 std::string Configuration::label() const {
   std::string m;
   for (int s : mesh) m += (m.empty() ? "" : "x") + std::to_string(s);
-  return std::format("tessel d{} m{} t{}", devices, m, threads);
+  return std::format("tessel d{} m{} t{}{}", devices, m, threads, wait_policy.empty() ? "" : " " + wait_policy);
 }
 
 namespace {
@@ -107,7 +107,7 @@ Study parse_study(std::string_view text, std::string const& source) {
       auto const* t = node.as_table();
       std::string what = std::format("configuration {}", k);
       if (!t) throw StudyError(std::format("{}: {} must be a table", where(source, node), what));
-      check_keys(*t, {"devices", "mesh", "axes", "threads"}, what, source);
+      check_keys(*t, {"devices", "mesh", "axes", "threads", "wait_policy"}, what, source);
       Configuration c;
       if (auto const* n = t->get("devices")) c.devices = static_cast<int>(integer(*n, what + ".devices", source));
       if (c.devices < 1 || c.devices > 4096)
@@ -153,10 +153,16 @@ Study parse_study(std::string_view text, std::string const& source) {
           throw StudyError(std::format("{}: {} has threads = {}; it must be 0 (all) or a count", where(source, *n), what,
                                        c.threads));
       }
+      if (auto const* n = t->get("wait_policy")) {
+        auto v = n->value<std::string>();
+        if (!v || (*v != "active" && *v != "passive"))
+          throw StudyError(std::format("{}: {}.wait_policy must be \"active\" or \"passive\"", where(source, *n), what));
+        c.wait_policy = *v;
+      }
       s.configurations.push_back(std::move(c));
     }
   }
-  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0});
+  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0, {}});
 
   auto const* list = root["workload"].as_array();
   if (!list || list->empty())
@@ -460,9 +466,12 @@ std::string to_csv(std::span<Portability const> pp) {
   return out;
 }
 
-std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp) {
+std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp,
+                    std::vector<std::pair<std::string, std::string>> const& environment) {
   nlohmann::ordered_json j;
   j["study"] = study_name;
+  j["environment"] = nlohmann::ordered_json::object();
+  for (auto const& [k, v] : environment) j["environment"][k] = v;
   auto& results = j["results"] = nlohmann::ordered_json::array();
   nlohmann::ordered_json limits = nlohmann::ordered_json::object();
   for (auto const& r : rows) {

@@ -43,7 +43,10 @@ struct Configuration {
   std::vector<int> mesh;           // its sizes; product == devices
   std::vector<std::string> axes;   // its names
   int threads = 0;                 // host threads; 0: all the process has
-  [[nodiscard]] std::string label() const;  // "tessel d8 m4x2 t2"
+  // OMP_WAIT_POLICY for the run ("active" or "passive"); empty: the environment's. On a shared,
+  // oversubscribed host, spinning threads wait at every barrier for a descheduled one.
+  std::string wait_policy;
+  [[nodiscard]] std::string label() const;  // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
 };
 
 struct WorkloadRun {
@@ -111,7 +114,9 @@ std::vector<Portability> portability(std::span<Row const> rows);
 std::string to_csv(std::span<Portability const> pp);
 
 // The study's results as one JSON document: rows, PP and the limits measured.
-std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp);
+// `environment`: the variables that choose threads and their placement, as the run saw them.
+std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp,
+                    std::vector<std::pair<std::string, std::string>> const& environment = {});
 
 // "<CPU model> / OpenMP": this machine and backend.
 std::string platform_label();

@@ -100,13 +100,14 @@ struct Progress {
 };
 
 // Runs the study's (workload, size) list on every configuration with this process's thread count
-// (threads = 0 in the file: `all`, the parent's count).
-std::vector<Row> run_configurations(Study const& study, std::string const& platform, int all, Progress& progress) {
+// (threads = 0 in the file: `all`, the parent's count) and wait policy.
+std::vector<Row> run_configurations(Study const& study, std::string const& platform, int all,
+                                    std::string const& wait_policy, Progress& progress) {
   Limits limits;
   std::vector<Row> rows;
   int have = Kokkos::DefaultHostExecutionSpace().concurrency();
   for (auto const& config : study.configurations) {
-    if ((config.threads ? config.threads : all) != have) continue;
+    if ((config.threads ? config.threads : all) != have || config.wait_policy != wait_policy) continue;
     tessel::set_device_count(config.devices);
     for (auto const& run : study.runs) {
       Workload const& w = *find_workload(run.workload);
@@ -200,7 +201,13 @@ void write_results(fs::path const& dir, std::string const& stem, std::string con
   auto pp = portability(rows);
   fs::create_directories(dir);
   write_file(dir / (stem + ".csv"), to_csv(rows));
-  write_file(dir / (stem + ".json"), to_json(name, rows, pp));
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char const* var : {"OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS",
+                          "OPENBLAS_CORETYPE", "TESSEL_NUM_DEVICES"}) {
+    char const* value = std::getenv(var);
+    env.emplace_back(var, value ? value : "(unset)");
+  }
+  write_file(dir / (stem + ".json"), to_json(name, rows, pp, env));
   write_file(dir / "pp.csv", to_csv(pp));
 }
 
@@ -243,7 +250,7 @@ int main(int argc, char* argv[]) {
   std::string out_dir, platform, file;
   std::vector<std::string> merge;
   bool merging = false, list = false;
-  // Worker mode (internal): --worker THREADS ALL DONE TOTAL ELAPSED OUT.csv
+  // Worker mode (internal): --worker THREADS ALL POLICY DONE TOTAL ELAPSED OUT.csv
   std::vector<std::string> worker;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto const& a = args[i];
@@ -260,7 +267,7 @@ int main(int argc, char* argv[]) {
     else if (a == "--list") list = true;
     else if (a == "--help" || a == "-h") return usage(std::cout, 0);
     else if (a == "--worker") {
-      for (int k = 0; k < 6; ++k) worker.push_back(value("THREADS ALL DONE TOTAL ELAPSED OUT"));
+      for (int k = 0; k < 7; ++k) worker.push_back(value("THREADS ALL POLICY DONE TOTAL ELAPSED OUT"));
     } else if (a.starts_with("--kokkos")) continue;
     else if (a.starts_with("-")) {
       std::cerr << "tessel_study: unknown option '" << a << "'\n";
@@ -319,24 +326,24 @@ int main(int argc, char* argv[]) {
       int kargc = static_cast<int>(kargv.size());
       tessel::ScopeGuard guard(kargc, kargv.data());
       if (platform.empty()) platform = platform_label();
-      Progress progress{std::stoi(worker[2]), std::stoi(worker[3]), std::stod(worker[4])};
-      auto rows = run_configurations(study, platform, std::stoi(worker[1]), progress);
-      write_file(worker[5], to_csv(rows));
+      Progress progress{std::stoi(worker[3]), std::stoi(worker[4]), std::stod(worker[5])};
+      auto rows = run_configurations(study, platform, std::stoi(worker[1]), worker[2] == "-" ? "" : worker[2], progress);
+      write_file(worker[6], to_csv(rows));
       return 0;
     }
 
     fs::path dir = out_dir.empty() ? fs::path("build/study") / study.name : fs::path(out_dir);
     fs::create_directories(dir);
-    // One child per thread count; threads = 0 means all of this machine's.
+    // One child per (thread count, wait policy); threads = 0 means all of this machine's.
     int all = 0;
     {
       char const* env = std::getenv("OMP_NUM_THREADS");
       all = env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     }
-    std::map<int, int> per_threads;  // thread count -> configurations
-    for (auto const& c : study.configurations) ++per_threads[c.threads ? c.threads : all];
+    std::map<std::pair<int, std::string>, int> children;  // (threads, wait policy) -> configurations
+    for (auto const& c : study.configurations) ++children[{c.threads ? c.threads : all, c.wait_policy}];
     int total = 0;
-    for (auto [t, n] : per_threads) total += n * static_cast<int>(study.runs.size());
+    for (auto const& [key, n] : children) total += n * static_cast<int>(study.runs.size());
     std::cerr << std::format("study '{}': {} runs ({} problems x {} configurations), {} repetitions each, into {}\n",
                              study.name, total, study.runs.size(), study.configurations.size(), study.repetitions,
                              dir.string());
@@ -344,15 +351,17 @@ int main(int argc, char* argv[]) {
     std::vector<Row> rows;
     int done = 0;
     std::string self = fs::read_symlink("/proc/self/exe").string();
-    for (auto [threads, n] : per_threads) {
-      // A configuration of 0 threads and one naming `all` share a child.
-      fs::path part = dir / std::format("part_t{}.csv", threads);
-      std::string cmd = std::format("OMP_NUM_THREADS={} '{}' '{}' --worker {} {} {} {} {} '{}'", threads, self,
-                                    file, threads, all, done, total, seconds_since(t0), part.string());
+    for (auto const& [key, n] : children) {
+      auto const& [threads, policy] = key;
+      fs::path part = dir / std::format("part_t{}{}.csv", threads, policy);
+      std::string cmd = std::format("OMP_NUM_THREADS={} {}'{}' '{}' --worker {} {} {} {} {} {} '{}'", threads,
+                                    policy.empty() ? "" : "OMP_WAIT_POLICY=" + policy + " ", self, file, threads, all,
+                                    policy.empty() ? "-" : policy, done, total, seconds_since(t0), part.string());
       if (!platform.empty()) cmd += std::format(" --platform '{}'", platform);
       int rc = std::system(cmd.c_str());
       if (rc != 0) {
-        std::cerr << std::format("tessel_study: the runs with {} threads failed (exit {})\n", threads, rc);
+        std::cerr << std::format("tessel_study: the runs with {} threads{} failed (exit {})\n", threads,
+                                 policy.empty() ? "" : ", " + policy + " waits", rc);
         return 1;
       }
       auto part_rows = read_csv(part.string());

@@ -63,6 +63,7 @@ axes = ["dp", "mp"]
 threads = 1
 [[configuration]]
 devices = 4
+wait_policy = "passive"
 [[workload]]
 name = "softmax"
 sizes = [{rows = 512}, {rows = 1024, cols = 256}]
@@ -74,7 +75,7 @@ name = "all_reduce"
   CHECK(s.repetitions == 3);
   REQUIRE(s.configurations.size() == 2);
   CHECK(s.configurations[0].label() == "tessel d8 m4x2 t1");
-  CHECK(s.configurations[1].label() == "tessel d4 m4 t0");
+  CHECK(s.configurations[1].label() == "tessel d4 m4 t0 passive");
   CHECK(s.configurations[1].axes == std::vector<std::string>{"x"});
   REQUIRE(s.runs.size() == 3);
   CHECK(s.runs[0].size.label() == "512x1024");  // cols keeps its default
@@ -101,6 +102,8 @@ TEST_CASE("study: every error in a study file names the offending item", "[study
              ContainsSubstring("s.toml:2: [study] has an unknown key 'repetitons'"));
   CHECK_THAT(error_of("[[configuration]]\ndevices = \"8\"\n[[workload]]\nname = \"softmax\"\n"),
              ContainsSubstring("configuration 1.devices must be an integer"));
+  CHECK_THAT(error_of("[[configuration]]\nwait_policy = \"spin\"\n[[workload]]\nname = \"softmax\"\n"),
+             ContainsSubstring("s.toml:2: configuration 1.wait_policy must be \"active\" or \"passive\""));
   CHECK_THAT(error_of("[study]\nname = \"x\"\n"), ContainsSubstring("s.toml: the study names no workload"));
   CHECK_THAT(error_of("[[workload]\nname = 1\n"), ContainsSubstring("s.toml:1: not a valid TOML study file"));
   try {
