@@ -236,7 +236,7 @@ def jax_bars(rows, out):
     for bars, rs in ((tb, t_vals), (jb, j_vals)):
         for b, r in zip(bars, rs):
             ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 0.01, f"{r['fom']:.1f}\n{r['unit']}",
-                    ha="center", va="bottom", fontsize=6)
+                    ha="center", va="bottom", fontsize=7)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylim(0, 1.25)

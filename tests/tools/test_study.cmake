@@ -1,6 +1,7 @@
 # The study tool's command line (tessel_study): MODE=errors (every error names the offending item,
 # exits non-zero and runs nothing), MODE=merge (two platforms' CSVs merge into merged.csv, pp.csv
-# and merged.json with hand-computed PP), MODE=plots (scripts/study_plot.py draws the pictures).
+# and merged.json with hand-computed PP), MODE=plots (scripts/study_plot.py draws the pictures),
+# MODE=jax (scripts/study_jax.py skips cleanly without JAX).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -69,6 +70,21 @@ elseif(MODE STREQUAL "merge" OR MODE STREQUAL "plots")
       endif()
     endforeach()
   endif()
+elseif(MODE STREQUAL "jax")
+  # scripts/study_jax.py on a tiny problem: without JAX (as in the Debian userland) it writes a
+  # header-only CSV and says so; with JAX, one row. Either merges with tessel's rows.
+  file(WRITE ${WORK}/problems.json [=[{"platform": "p", "repetitions": 2, "min_time": 0.001, "devices": [2],
+  "problems": [{"problem": "fused_chain 1024", "workload": "fused_chain", "size": {"n": 1024},
+                "bytes": 16384, "flops": 6144, "unit": "GB/s"}]}]=])
+  execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/scripts/study_jax.py ${WORK}/problems.json ${WORK}/jax.csv
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "study_jax.py failed (${rc}):\n${out}${err}")
+  endif()
+  if(NOT err MATCHES "no JAX rows|\\[jax\\] fused_chain 1024")
+    message(FATAL_ERROR "study_jax.py neither skipped nor ran:\n${out}${err}")
+  endif()
+  expect_run(FALSE "merged" --merge ${DATA}/study_a.csv ${WORK}/jax.csv --out ${WORK})
 else()
   message(FATAL_ERROR "test_study.cmake: unknown MODE '${MODE}'")
 endif()
