@@ -108,7 +108,8 @@ def cascade(rows, out, eff_col=EFF):
     n_platforms = len({r["platform"] for r in rows})
     fig.suptitle(f"Cascade of {eff_col} over {n_platforms} platform{'s' if n_platforms > 1 else ''} "
                  "(bars: performance portability)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.4 / height, 1, 1 - 0.4 / height))
+    legend_rows = math.ceil(len(apps) / min(4, len(apps)))
+    fig.tight_layout(rect=(0, (0.2 + 0.2 * legend_rows) / height, 1, 1 - 0.4 / height))
     fig.savefig(os.path.join(out, "cascade.png"), dpi=90)
     plt.close(fig)
 
