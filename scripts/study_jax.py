@@ -119,9 +119,11 @@ def main(argv):
             seconds = []
             for _ in range(reps):
                 t0 = time.perf_counter()
+                # Each call waits for its result: PjRt runs independent executions concurrently,
+                # so waiting for the last one alone would not wait for the others (and tessel's
+                # calls are synchronous too).
                 for _ in range(calls):
-                    r = call()
-                jax.block_until_ready(r)
+                    jax.block_until_ready(call())
                 seconds.append((time.perf_counter() - t0) / calls)
         except Exception as e:  # a problem JAX cannot run here is unsupported, not a failed study
             print(f"study_jax.py: {p['problem']}: {type(e).__name__}: {e}", file=sys.stderr)

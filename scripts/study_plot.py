@@ -8,7 +8,8 @@ writes into OUT_DIR (default: the CSV's folder)
                 best first (Pennycook's cascade), and its PP (harmonic mean over the platforms,
                 0 when one is unsupported) as a bar;
   roofline.png  per workload: attained GFLOP/s against arithmetic intensity (flops / byte) under
-                the measured ceilings of each platform (STREAM triad bandwidth, BLAS SGEMM peak);
+                the measured ceilings of each platform (STREAM triad bandwidth, BLAS SGEMM peak, and
+                the vector FMA peak of every thread, dotted, where it is higher);
                 the collectives, which do (almost) no flops, as GB/s against the copy limit;
   jax.png       when JAX rows are present: tessel's best configuration against JAX per problem.
 Only the standard library and matplotlib (Debian's python3-matplotlib).
@@ -35,7 +36,7 @@ def read_rows(path):
             sys.exit(f"study_plot.py: {path} has no '{col}' column (not a tessel study CSV)")
     for r in rows:
         for k in ("fom", "app eff", "arch eff", "limit", "flops", "bytes", "median_s", "peak_GBps", "peak_GFLOPps",
-                  "fom_min", "fom_max"):
+                  "peak_FMA_GFLOPps", "fom_min", "fom_max"):
             try:
                 r[k] = float(r.get(k) or 0)
             except ValueError:
@@ -174,6 +175,12 @@ def roofline(rows, out):
             ax.text(lo * 1.4, bw * lo * 1.4 * 1.6, f"triad {bw:.1f} GB/s", ha="left", va="bottom", fontsize=6.5,
                     color="0.3")
             top = max(top, fl)
+            fma = max((r["peak_FMA_GFLOPps"] for r in rows if r["platform"] == plat), default=0)
+            if fma > fl:
+                ax.plot(xs, [min(fma, bw * x) for x in xs], color="0.6", ls=":", lw=1)
+                ax.text(hi / 1.3, fma * 1.15, f"FMA peak {fma:.0f}", ha="right", va="bottom", fontsize=6.5,
+                        color="0.5")
+                top = max(top, fma)
         for r in sel:
             x = r["flops"] / r["bytes"]
             y = r["flops"] / r["median_s"] / 1e9

@@ -228,7 +228,7 @@ namespace {
 std::vector<std::string> const columns = {
     "problem", "platform", "application", "fom", "unit", "arch eff", "app eff", "limit", "limit_name",
     "fom_min", "fom_max", "fom_stddev", "median_s", "repetitions", "flops", "bytes", "intensity",
-    "peak_GBps", "peak_GFLOPps", "workload", "size", "devices", "mesh", "threads"};
+    "peak_GBps", "peak_GFLOPps", "peak_FMA_GFLOPps", "workload", "size", "devices", "mesh", "threads"};
 
 std::string quote(std::string const& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -317,7 +317,7 @@ std::string to_csv(std::span<Row const> rows) {
         r.problem, r.platform, r.application, number(r.fom), r.unit, number(r.arch_eff), number(r.app_eff),
         number(r.limit), r.limit_name, number(r.fom_min), number(r.fom_max), number(r.fom_stddev),
         number(r.median_s), std::to_string(r.repetitions), number(r.flops), number(r.bytes),
-        number(r.bytes > 0 ? r.flops / r.bytes : 0), number(r.peak_GBps), number(r.peak_GFLOPps), r.workload,
+        number(r.bytes > 0 ? r.flops / r.bytes : 0), number(r.peak_GBps), number(r.peak_GFLOPps), number(r.peak_fma_GFLOPps), r.workload,
         r.size, std::to_string(r.devices), r.mesh, std::to_string(r.threads)};
     for (std::size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + quote(f[i]);
     out += "\n";
@@ -365,6 +365,7 @@ std::vector<Row> parse_csv(std::string_view text, std::string const& source) {
     r.bytes = num("bytes");
     r.peak_GBps = num("peak_GBps");
     r.peak_GFLOPps = num("peak_GFLOPps");
+    r.peak_fma_GFLOPps = num("peak_FMA_GFLOPps");
     r.workload = text_of("workload");
     r.size = text_of("size");
     r.devices = static_cast<int>(num("devices"));
@@ -381,13 +382,14 @@ void compute_efficiencies(std::vector<Row>& rows) {
   // The platform's limit for a (workload, unit): the largest any row of it carries (a second
   // application, e.g. JAX, measures none of its own).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<double, std::string>> limit;
-  std::map<std::string, std::pair<double, double>> peaks;  // platform -> (GB/s, GFLOP/s)
+  std::map<std::string, std::tuple<double, double, double>> peaks;  // platform -> (GB/s, GEMM, FMA GFLOP/s)
   for (auto const& r : rows) {
     auto& l = limit[{r.platform, r.workload, r.unit}];
     if (r.limit > l.first) l = {r.limit, r.limit_name};
-    auto& p = peaks[r.platform];
-    p.first = std::max(p.first, r.peak_GBps);
-    p.second = std::max(p.second, r.peak_GFLOPps);
+    auto& [bw, gemm, fma] = peaks[r.platform];
+    bw = std::max(bw, r.peak_GBps);
+    gemm = std::max(gemm, r.peak_GFLOPps);
+    fma = std::max(fma, r.peak_fma_GFLOPps);
   }
   std::map<std::pair<std::string, std::string>, double> best;  // (problem, platform) -> best fom
   for (auto const& r : rows) {
@@ -400,9 +402,10 @@ void compute_efficiencies(std::vector<Row>& rows) {
       r.limit = l.first;
       r.limit_name = l.second;
     }
-    auto const& p = peaks[r.platform];
-    if (!(r.peak_GBps > 0)) r.peak_GBps = p.first;
-    if (!(r.peak_GFLOPps > 0)) r.peak_GFLOPps = p.second;
+    auto const& [bw, gemm, fma] = peaks[r.platform];
+    if (!(r.peak_GBps > 0)) r.peak_GBps = bw;
+    if (!(r.peak_GFLOPps > 0)) r.peak_GFLOPps = gemm;
+    if (!(r.peak_fma_GFLOPps > 0)) r.peak_fma_GFLOPps = fma;
     r.arch_eff = r.limit > 0 ? r.fom / r.limit : 0;
     double b = best[{r.problem, r.platform}];
     r.app_eff = b > 0 ? r.fom / b : 0;
@@ -490,6 +493,8 @@ std::string to_json(std::string const& study_name, std::span<Row const> rows, st
     auto& l = limits[r.platform];
     if (r.peak_GBps > 0) l["stream_triad_GBps"] = std::max(l.value("stream_triad_GBps", 0.0), r.peak_GBps);
     if (r.peak_GFLOPps > 0) l["blas_sgemm_GFLOPps"] = std::max(l.value("blas_sgemm_GFLOPps", 0.0), r.peak_GFLOPps);
+    if (r.peak_fma_GFLOPps > 0)
+      l["fma_peak_GFLOPps"] = std::max(l.value("fma_peak_GFLOPps", 0.0), r.peak_fma_GFLOPps);
     if (r.limit_name == "copy") l["copy_GBps"] = std::max(l.value("copy_GBps", 0.0), r.limit);
   }
   j["limits"] = limits;

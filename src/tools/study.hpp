@@ -81,6 +81,7 @@ struct Row {
   double arch_eff = 0, app_eff = 0;
   double flops = 0, bytes = 0;  // per call; intensity = flops / bytes
   double peak_GBps = 0, peak_GFLOPps = 0;  // the platform's triad and GEMM peak (for rooflines)
+  double peak_fma_GFLOPps = 0;  // every thread's vector FMAs (bench/fma_peak.hpp): above the GEMM's
   std::string workload, size;
   int devices = 0, threads = 0;
   std::string mesh;

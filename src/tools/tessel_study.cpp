@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "fma_peak.hpp"
 #include "study.hpp"
 #include "study_workloads.hpp"
 #include "tessel/tessel.hpp"
@@ -106,6 +107,10 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
   Limits limits;
   std::vector<Row> rows;
   int have = Kokkos::DefaultHostExecutionSpace().concurrency();
+  // The widest vector FMAs on every thread: the roofline's compute ceiling above the BLAS's.
+  auto fma = tessel::bench::avx512_fma();
+  if (!fma.chains) fma = tessel::bench::avx2_fma();
+  double fma_peak = fma.chains ? fma.calibrate(0.02) : 0;
   for (auto const& config : study.configurations) {
     if ((config.threads ? config.threads : all) != have || config.wait_policy != wait_policy) continue;
     tessel::set_device_count(config.devices);
@@ -159,6 +164,7 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
       row.limit = median(limit_foms);
       if (w.bound == Bound::memory) row.peak_GBps = row.limit;
       if (w.bound == Bound::compute) row.peak_GFLOPps = row.limit;
+      row.peak_fma_GFLOPps = fma_peak;
       row.flops = inst.flops;
       row.bytes = inst.bytes;
       row.workload = run.workload;
@@ -177,16 +183,18 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
 // runs), so that arch eff compares every configuration with the same ceiling.
 void platform_limits(std::vector<Row>& rows) {
   std::map<std::string, double> best;
-  double bw = 0, flops = 0;
+  double bw = 0, flops = 0, fma = 0;
   for (auto const& r : rows) {
     best[r.limit_name] = std::max(best[r.limit_name], r.limit);
     bw = std::max(bw, r.peak_GBps);
     flops = std::max(flops, r.peak_GFLOPps);
+    fma = std::max(fma, r.peak_fma_GFLOPps);
   }
   for (auto& r : rows) {
     r.limit = best[r.limit_name];
     r.peak_GBps = bw;
     r.peak_GFLOPps = flops;
+    r.peak_fma_GFLOPps = fma;
   }
 }
 

@@ -137,7 +137,7 @@ TEST_CASE("study: the CSV schema starts with the P3 columns and reads back", "[s
   std::string header = csv.substr(0, csv.find('\n'));
   CHECK(header ==
         "problem,platform,application,fom,unit,arch eff,app eff,limit,limit_name,fom_min,fom_max,fom_stddev,median_s,"
-        "repetitions,flops,bytes,intensity,peak_GBps,peak_GFLOPps,workload,size,devices,mesh,threads");
+        "repetitions,flops,bytes,intensity,peak_GBps,peak_GFLOPps,peak_FMA_GFLOPps,workload,size,devices,mesh,threads");
   auto back = parse_csv(csv, "r.csv");
   REQUIRE(back.size() == 1);
   CHECK(back[0].platform == r.platform);
