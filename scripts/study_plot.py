@@ -150,7 +150,7 @@ def roofline(rows, out):
                 ax.axhline(copy, color="k", ls="--", lw=1)
                 ax.text(0.98, copy, f"copy {copy:.1f} GB/s", ha="right", va="bottom", fontsize=7,
                         transform=ax.get_yaxis_transform())
-                ax.set_ylim(0, copy * 1.15)
+                ax.set_ylim(0, max([copy] + [r["fom"] for r in sel]) * 1.15)
             ax.set_xlim(-0.5, len(labels) - 0.5)
             ax.set_xticks(range(len(labels)))
             ax.set_xticklabels([p.replace(" ", "\n") for p in labels], fontsize=7)
@@ -271,7 +271,11 @@ def main(argv):
         sys.exit(f"study_plot.py: {path} holds no results")
     cascade(rows, out)
     roofline(rows, out)
-    made = ["cascade.png", "roofline.png"] + (["jax.png"] if jax_bars(rows, out) else [])
+    made = ["cascade.png", "roofline.png"]
+    if jax_bars(rows, out):
+        made.append("jax.png")
+    elif os.path.exists(os.path.join(out, "jax.png")):
+        os.remove(os.path.join(out, "jax.png"))  # an earlier run's, with JAX: not these results
     print("pictures: " + ", ".join(os.path.join(out, m) for m in made))
     return 0
 
