@@ -18,13 +18,15 @@ stamp_version=2
 # libomp-dev (clang's OpenMP runtime, which also serves the GCC-built libkokkoscore's GOMP_* calls)
 # build the fuzz preset. libopenblas-openmp-dev: OpenBLAS on OpenMP, which tessel links (CMakeLists.txt)
 # so that the BLAS and Kokkos share one thread pool; it installs beside the default (pthreads) one.
-# nlohmann-json3-dev: the trace writer (tools/trace.hpp) writes Chrome trace-event JSON with it.
+# nlohmann-json3-dev: the trace writer (tools/trace.hpp) and the study's JSON results.
+# libtomlplusplus-dev (study files), python3 and python3-matplotlib (the study's pictures,
+# scripts/study_plot.py) serve ./tessel study.
 trixie_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
                  libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev
-                 nlohmann-json3-dev)
+                 libtomlplusplus-dev nlohmann-json3-dev python3 python3-matplotlib)
 native_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
                  libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev
-                 nlohmann-json3-dev)
+                 libtomlplusplus-dev nlohmann-json3-dev python3 python3-matplotlib)
 
 say() { printf 'tessel setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -1,0 +1,267 @@
+// The built-in workloads, written as bench/ writes them (bench/bench_elementwise.cpp,
+// bench_normalization.cpp, bench_matmul.cpp, bench_collectives.cpp): the same expressions,
+// shardings and byte counts, at sizes the study file chooses and on its configuration's mesh.
+//
+// Bytes and flops per call (the FOM divides them by the median time):
+//   fused_chain     tanh(a * x + b) * 0.5 - x / 3 on n floats: 3 reads + 1 write; 6 flops/element
+//   softmax         over the last axis of (rows, cols): 1 read + 1 write; 5 flops/element
+//                   (max, subtract, exp, sum, divide)
+//   layer_norm_gelu gelu((x - mean) * rsqrt(var + eps) * g + b): 1 read + 1 write; 20 flops/element
+//   rms_norm        x * rsqrt(mean(x^2) + eps) * g: 1 read + 1 write; 4 flops/element
+//   megatron_mlp    relu(x @ W1) @ W2: 4 * batch * model * hidden flops; bytes of x, W1, W2, y
+//   collectives     (sum of the members' in buffers + sum of their out buffers) / 2, the least
+//                   traffic any implementation has, as bench_collectives counts it
+// (A flop is one elementwise op or reduction step, exp and tanh counted once: the intensities
+// place the workloads on a roofline, they are not an instruction count.)
+#include "study_workloads.hpp"
+
+#include <algorithm>
+#include <format>
+#include <fstream>
+#include <numeric>
+
+#include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/device_groups.hpp"
+#include "tessel/tessel.hpp"
+
+namespace tessel::study {
+
+namespace {
+
+using Buffer = Kokkos::View<float*, MemSpace>;
+
+Mesh mesh_of(Configuration const& c) {
+  MeshSizes sizes;
+  MeshNames names;
+  for (std::size_t i = 0; i < c.mesh.size(); ++i) {
+    sizes.push_back(c.mesh[i]);
+    names.push_back(AxisName(c.axes[i]));
+  }
+  return make_mesh(MeshAxes(sizes, names));
+}
+
+// Dimension 0 over every mesh axis (major to minor), the rest replicated.
+PartitionSpec rows_over_all_axes(Configuration const& c, std::size_t rank) {
+  FixedVector<AxisName, max_mesh_axes> names;
+  for (auto const& a : c.axes) names.push_back(AxisName(a));
+  FixedVector<DimSpec, max_rank> dims;
+  dims.push_back(DimSpec::of(names));
+  for (std::size_t d = 1; d < rank; ++d) dims.push_back(DimSpec{});
+  return PartitionSpec::from_dims(dims);
+}
+
+std::optional<std::string> divisible(std::int64_t n, char const* what, Configuration const& c) {
+  if (n % c.devices != 0) return std::format("{} = {} is not divisible by the {} devices", what, n, c.devices);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_elements(Size const& s, Configuration const& c) { return divisible(s["n"], "n", c); }
+std::optional<std::string> check_rows(Size const& s, Configuration const& c) { return divisible(s["rows"], "rows", c); }
+
+Instance fused_chain(Size const& s, Configuration const& c) {
+  std::int64_t n = s["n"];
+  NamedSharding sh(mesh_of(c), rows_over_all_axes(c, 1));
+  auto a = random::normal(PRNGKey(0), {n}, sh);
+  auto x = random::normal(PRNGKey(1), {n}, sh);
+  auto b = random::normal(PRNGKey(2), {n}, sh);
+  return {[=] { Tensor<float> y = eval(tanh(a * x + b) * 0.5f - x / 3.0f); }, 4.0 * n * sizeof(float), 6.0 * n};
+}
+
+template <class F>
+Instance rows_workload(Size const& s, Configuration const& c, double flops_per_element, F normalize) {
+  std::int64_t rows = s["rows"], cols = s["cols"];
+  auto mesh = mesh_of(c);
+  auto x = random::normal(PRNGKey(0), {rows, cols}, NamedSharding(mesh, rows_over_all_axes(c, 2)));
+  auto g = random::uniform(PRNGKey(1), {cols}, NamedSharding(mesh, P()), 0.5f, 1.5f);
+  auto b = random::normal(PRNGKey(2), {cols}, NamedSharding(mesh, P()));
+  double elements = static_cast<double>(rows) * static_cast<double>(cols);
+  return {[=] { Tensor<float> y = eval(normalize(x, g, b)); }, 2.0 * elements * sizeof(float),
+          flops_per_element * elements};
+}
+
+Instance softmax_rows(Size const& s, Configuration const& c) {
+  return rows_workload(s, c, 5, [](auto const& x, auto const&, auto const&) { return softmax(x); });
+}
+Instance layer_norm_gelu(Size const& s, Configuration const& c) {
+  return rows_workload(s, c, 20, [](auto const& x, auto const& g, auto const& b) {
+    return gelu((x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g + b);
+  });
+}
+Instance rms_norm_rows(Size const& s, Configuration const& c) {
+  return rows_workload(s, c, 4, [](auto const& x, auto const& g, auto const&) { return rms_norm(x, g); });
+}
+
+// (dp, mp): a 1-axis mesh is all data parallel.
+std::pair<int, int> mlp_mesh(Configuration const& c) {
+  return c.mesh.size() == 1 ? std::pair{c.mesh[0], 1} : std::pair{c.mesh[0], c.mesh[1]};
+}
+
+std::optional<std::string> check_mlp(Size const& s, Configuration const& c) {
+  if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
+  auto [dp, mp] = mlp_mesh(c);
+  if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
+  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
+  return std::nullopt;
+}
+
+Instance megatron_mlp(Size const& s, Configuration const& c) {
+  std::int64_t batch = s["batch"], model = s["model"], hidden = s["hidden"];
+  auto [dp, mp] = mlp_mesh(c);
+  Configuration two = c;
+  two.mesh = {dp, mp};
+  two.axes = {c.axes[0], c.mesh.size() == 2 ? c.axes[1] : std::string("mp")};
+  auto mesh = mesh_of(two);
+  AxisName d(two.axes[0]), m(two.axes[1]);
+  auto x = random::normal(PRNGKey(0), {batch, model}, NamedSharding(mesh, P(d, None)));
+  auto w1 = random::normal(PRNGKey(1), {model, hidden}, NamedSharding(mesh, P(None, m)));
+  auto w2 = random::normal(PRNGKey(2), {hidden, model}, NamedSharding(mesh, P(m, None)));
+  auto mlp = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); });
+  double flops = 4.0 * static_cast<double>(batch) * static_cast<double>(model) * static_cast<double>(hidden);
+  double bytes = 4.0 * (2.0 * batch * model + 2.0 * model * hidden);
+  return {[=] { auto y = mlp(x, w1, w2); }, bytes, flops};
+}
+
+// The collectives, over one group of every device of the mesh, on buffers of `mb` MiB per device
+// (the larger of in and out), as bench_collectives does for 8 devices and 64 MiB.
+struct Group {
+  std::vector<Buffer> ins, outs;
+  std::vector<GroupMember> members;
+  Group(Configuration const& c, std::int64_t in_elements, std::int64_t out_elements) {
+    auto mesh = mesh_of(c);
+    std::vector<int> all(c.mesh.size());
+    std::iota(all.begin(), all.end(), 0);
+    auto positions = device_groups(mesh.axes(), all)[0];
+    for (int k = 0; k < c.devices; ++k) {
+      ins.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "study_in"), in_elements);
+      outs.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "study_out"), out_elements);
+      Kokkos::deep_copy(ins.back(), static_cast<float>(k));  // touches every page before timing
+      Kokkos::deep_copy(outs.back(), 0.0f);
+      members.push_back({mesh.device_id(positions[static_cast<std::size_t>(k)]),
+                         reinterpret_cast<std::byte const*>(ins.back().data()),
+                         reinterpret_cast<std::byte*>(outs.back().data())});
+    }
+  }
+};
+
+constexpr std::int64_t cols = 1024;  // a row of 4 KiB
+std::int64_t rows_of(Size const& s) { return s["mb"] * (std::int64_t{1} << 20) / 4 / cols; }
+
+std::optional<std::string> check_collective(Size const& s, Configuration const& c) {
+  if (c.devices < 2) return "a collective needs at least 2 devices";
+  if (rows_of(s) % c.devices)
+    return std::format("mb = {} gives {} rows of 4 KiB, not divisible by the {} devices", s["mb"], rows_of(s), c.devices);
+  return std::nullopt;
+}
+
+Box row_block(Box box, int k, int n) {
+  std::int64_t r = box[0].size() / n;
+  box[0] = {box[0].start + r * k, box[0].start + r * (k + 1)};
+  return box;
+}
+
+double traffic(Configuration const& c, std::int64_t in_elements, std::int64_t out_elements) {
+  return static_cast<double>(in_elements + out_elements) * c.devices * 4.0 / 2.0;
+}
+
+Instance all_reduce(Size const& s, Configuration const& c) {
+  std::int64_t r = rows_of(s), e = r * cols;
+  auto g = std::make_shared<Group>(c, e, e);
+  Box held{{0, r}, {0, cols}};
+  return {[=] { in_process_collectives().all_reduce(DType::float32, ReduceOp::sum, g->members, held); },
+          traffic(c, e, e), static_cast<double>(c.devices - 1) * static_cast<double>(e)};
+}
+
+Instance all_gather(Size const& s, Configuration const& c) {
+  std::int64_t r = rows_of(s), e = r * cols;
+  auto g = std::make_shared<Group>(c, e / c.devices, e);
+  Box whole{{0, r}, {0, cols}};
+  std::vector<Box> pieces;
+  for (int k = 0; k < c.devices; ++k) pieces.push_back(row_block(whole, k, c.devices));
+  return {[=] { in_process_collectives().all_gather(DType::float32, g->members, pieces); },
+          traffic(c, e / c.devices, e), 0};
+}
+
+Instance reduce_scatter(Size const& s, Configuration const& c) {
+  std::int64_t r = rows_of(s), e = r * cols;
+  auto g = std::make_shared<Group>(c, e, e / c.devices);
+  Box held{{0, r}, {0, cols}};
+  std::vector<Box> pieces;
+  for (int k = 0; k < c.devices; ++k) pieces.push_back(row_block(held, k, c.devices));
+  return {[=] { in_process_collectives().reduce_scatter(DType::float32, ReduceOp::sum, g->members, held, pieces); },
+          traffic(c, e, e / c.devices), static_cast<double>(c.devices - 1) * static_cast<double>(e)};
+}
+
+Instance all_to_all(Size const& s, Configuration const& c) {
+  // The whole (rows, cols * n) tensor: row blocks in, column blocks out, mb MiB each.
+  std::int64_t r = rows_of(s), n = c.devices, e = r * cols;
+  Box whole{{0, r}, {0, cols * n}};
+  std::vector<Box> in_boxes, out_boxes;
+  for (int k = 0; k < n; ++k) {
+    in_boxes.push_back(row_block(whole, k, static_cast<int>(n)));
+    out_boxes.push_back(Box{{0, r}, {cols * k, cols * (k + 1)}});
+  }
+  auto g = std::make_shared<Group>(c, e, e);
+  return {[=] { in_process_collectives().all_to_all(DType::float32, g->members, in_boxes, out_boxes); },
+          traffic(c, e, e), 0};
+}
+
+std::vector<Workload> const registry = {
+    {"fused_chain", "tanh(a * x + b) * 0.5 - x / 3 on n float32, 1-D over every device", Bound::memory,
+     {{"n", std::int64_t{1} << 22}}, check_elements, fused_chain},
+    {"softmax", "softmax over the last axis of (rows, cols) float32, rows sharded", Bound::memory,
+     {{"rows", 2048}, {"cols", 1024}}, check_rows, softmax_rows},
+    {"layer_norm_gelu", "gelu(layer norm) over the last axis of (rows, cols), rows sharded", Bound::memory,
+     {{"rows", 2048}, {"cols", 1024}}, check_rows, layer_norm_gelu},
+    {"rms_norm", "flax's RMSNorm over the last axis of (rows, cols), rows sharded", Bound::memory,
+     {{"rows", 2048}, {"cols", 1024}}, check_rows, rms_norm_rows},
+    {"megatron_mlp", "relu(x @ W1) @ W2: x over dp, W1 columns and W2 rows over mp", Bound::compute,
+     {{"batch", 1024}, {"model", 512}, {"hidden", 2048}}, check_mlp, megatron_mlp},
+    {"all_reduce", "in-process all-reduce (sum) over every device, mb MiB each", Bound::collective,
+     {{"mb", 8}}, check_collective, all_reduce},
+    {"all_gather", "in-process all-gather of row blocks into mb MiB per device", Bound::collective,
+     {{"mb", 8}}, check_collective, all_gather},
+    {"reduce_scatter", "in-process reduce-scatter (sum) of mb MiB per device", Bound::collective,
+     {{"mb", 8}}, check_collective, reduce_scatter},
+    {"all_to_all", "in-process all-to-all: mb MiB of rows in, mb MiB of columns out per device", Bound::collective,
+     {{"mb", 8}}, check_collective, all_to_all},
+};
+
+}  // namespace
+
+std::span<Workload const> workloads() { return registry; }
+
+Workload const* find_workload(std::string_view name) {
+  for (auto const& w : registry)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+std::string workload_names() {
+  std::string s;
+  for (auto const& w : registry) s += (s.empty() ? "" : ", ") + std::string(w.name);
+  return s;
+}
+
+std::string platform_label() {
+  std::string model = "unknown CPU";
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("model name")) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 1);
+      break;
+    }
+  }
+  // Compact: no "(R)", "(TM)", "CPU", "@ 2.10GHz", commas or runs of spaces.
+  for (std::string_view junk : {"(R)", "(TM)", "(tm)", " CPU", ","}) {
+    for (auto p = model.find(junk); p != std::string::npos; p = model.find(junk)) model.erase(p, junk.size());
+  }
+  if (auto at = model.find(" @"); at != std::string::npos) model.erase(at);
+  std::string compact;
+  for (char c : model)
+    if (!(c == ' ' && (compact.empty() || compact.back() == ' '))) compact += c;
+  while (!compact.empty() && compact.back() == ' ') compact.pop_back();
+  return compact + " / " + ExecSpace::name();
+}
+
+}  // namespace tessel::study

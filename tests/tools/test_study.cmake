@@ -1,0 +1,90 @@
+# The study tool's command line (tessel_study): MODE=errors (every error names the offending item,
+# exits non-zero and runs nothing), MODE=merge (two platforms' CSVs merge into merged.csv, pp.csv
+# and merged.json with hand-computed PP), MODE=plots (scripts/study_plot.py draws the pictures),
+# MODE=jax (scripts/study_jax.py skips cleanly without JAX).
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+# Runs the study tool with ARGN; fails unless it exits with failure `fails` (TRUE/FALSE) and its
+# output contains `expect`.
+function(expect_run fails expect)
+  execute_process(COMMAND ${STUDY} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(fails AND rc EQUAL 0)
+    message(FATAL_ERROR "tessel_study ${ARGN}: exit 0, expected a failure\n${out}${err}")
+  elseif(NOT fails AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "tessel_study ${ARGN}: exit ${rc}\n${out}${err}")
+  endif()
+  string(FIND "${out}${err}" "${expect}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "tessel_study ${ARGN}: the output lacks '${expect}':\n${out}${err}")
+  endif()
+endfunction()
+
+if(MODE STREQUAL "errors")
+  file(WRITE ${WORK}/unknown.toml "[[workload]]\nname = \"softmax\"\n\n[[workload]]\nname = \"layer_norm\"\n")
+  expect_run(TRUE "tessel_study: ${WORK}/unknown.toml:4: unknown workload 'layer_norm' (known: fused_chain," ${WORK}/unknown.toml)
+  file(WRITE ${WORK}/mesh.toml "[[configuration]]\ndevices = 8\nmesh = [2, 2]\n[[workload]]\nname = \"softmax\"\n")
+  expect_run(TRUE "mesh.toml:1: configuration 1 has mesh [2, 2] of 4 devices, but devices = 8" ${WORK}/mesh.toml)
+  file(WRITE ${WORK}/bad.toml "[study\nname = 1\n")
+  expect_run(TRUE "bad.toml:1: not a valid TOML study file" ${WORK}/bad.toml)
+  expect_run(TRUE "tessel_study: cannot read study file '${WORK}/missing.toml'" ${WORK}/missing.toml)
+  expect_run(TRUE "tessel_study: unknown option '--fast'" ${WORK}/mesh.toml --fast)
+  expect_run(TRUE "cannot read result file '${WORK}/none.csv'" --merge ${DATA}/study_a.csv ${WORK}/none.csv)
+  file(WRITE ${WORK}/nofom.csv "problem,platform,application,unit\np,q,a,GB/s\n")
+  expect_run(TRUE "nofom.csv:1: the header has no 'fom' column" --merge ${WORK}/nofom.csv)
+  expect_run(FALSE "rms_norm" --list)
+elseif(MODE STREQUAL "merge" OR MODE STREQUAL "plots")
+  expect_run(FALSE "merged 8 rows of 2 files over 2 platforms" --merge ${DATA}/study_a.csv ${DATA}/study_b.csv --out ${WORK})
+  file(READ ${WORK}/merged.csv merged)
+  string(FIND "${merged}" "problem,platform,application,fom,unit,arch eff,app eff," at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "merged.csv does not start with the P3 columns:\n${merged}")
+  endif()
+  file(READ ${WORK}/pp.csv pp)
+  foreach(line
+      "softmax 2048x1024,tessel d8 m8 t2,\"cpu-a / OpenMP; gpu-b, CUDA\",,1,0.2857142857"
+      "softmax 2048x1024,jax d8,\"cpu-a / OpenMP; gpu-b, CUDA\",\"gpu-b, CUDA\",0,0"
+      "megatron_mlp 1024x512x2048,tessel d8 m4x2 t2,\"cpu-a / OpenMP; gpu-b, CUDA\",,0.5,0.25")
+    string(FIND "${pp}" "${line}\n" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "pp.csv lacks the line '${line}':\n${pp}")
+    endif()
+  endforeach()
+  file(READ ${WORK}/merged.json json)
+  string(JSON n LENGTH "${json}" portability)
+  string(JSON rows LENGTH "${json}" results)
+  string(JSON triad GET "${json}" limits "cpu-a / OpenMP" stream_triad_GBps)
+  if(NOT n EQUAL 5 OR NOT rows EQUAL 8 OR NOT triad EQUAL 20)
+    message(FATAL_ERROR "merged.json: ${n} PP entries (want 5), ${rows} results (want 8), triad ${triad} (want 20)")
+  endif()
+  if(MODE STREQUAL "plots")
+    execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/scripts/study_plot.py ${WORK}/merged.csv ${WORK}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "study_plot.py failed (${rc}):\n${out}${err}")
+    endif()
+    foreach(png cascade roofline jax)
+      file(SIZE ${WORK}/${png}.png bytes)
+      if(bytes LESS 10000)
+        message(FATAL_ERROR "${png}.png has only ${bytes} bytes")
+      endif()
+    endforeach()
+  endif()
+elseif(MODE STREQUAL "jax")
+  # scripts/study_jax.py on a tiny problem: without JAX (as in the Debian userland) it writes a
+  # header-only CSV and says so; with JAX, one row. Either merges with tessel's rows.
+  file(WRITE ${WORK}/problems.json [=[{"platform": "p", "repetitions": 2, "min_time": 0.001, "devices": [2],
+  "problems": [{"problem": "fused_chain 1024", "workload": "fused_chain", "size": {"n": 1024},
+                "bytes": 16384, "flops": 6144, "unit": "GB/s"}]}]=])
+  execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/scripts/study_jax.py ${WORK}/problems.json ${WORK}/jax.csv
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "study_jax.py failed (${rc}):\n${out}${err}")
+  endif()
+  if(NOT err MATCHES "no JAX rows|\\[jax\\] fused_chain 1024")
+    message(FATAL_ERROR "study_jax.py neither skipped nor ran:\n${out}${err}")
+  endif()
+  expect_run(FALSE "merged" --merge ${DATA}/study_a.csv ${WORK}/jax.csv --out ${WORK})
+else()
+  message(FATAL_ERROR "test_study.cmake: unknown MODE '${MODE}'")
+endif()
