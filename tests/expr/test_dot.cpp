@@ -3,27 +3,20 @@
 
 #include <cmath>
 
+#include "support/close.hpp"
 #include "support/data.hpp"
 #include "support/meshes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
+using test::require_close;
+using test::whole;
 
 namespace {
 
 Tensor<float> draw(Shape const& shape, NamedSharding const& s, int k) {
   return random::normal(random::fold_in(PRNGKey(99), static_cast<std::uint32_t>(k)), shape, s);
 }
-Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
-
-void require_close(std::vector<float> const& got, std::vector<float> const& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
-    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
-  }
-}
-
 std::vector<float> host_matmul(std::vector<float> const& a, std::vector<float> const& b, int m, int k, int n) {
   std::vector<float> c(static_cast<std::size_t>(m * n), 0.0f);
   for (int i = 0; i < m; ++i)

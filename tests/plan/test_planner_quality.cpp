@@ -5,26 +5,19 @@
 
 #include <cmath>
 
+#include "support/close.hpp"
 #include "tessel/tessel.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
+using test::require_close;
+using test::whole;
 
 namespace {
 
 Tensor<float> draw(Shape const& shape, NamedSharding const& s, int k) {
   return random::normal(random::fold_in(PRNGKey(11), static_cast<std::uint32_t>(k)), shape, s);
 }
-Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
-
-void require_close(std::vector<float> const& got, std::vector<float> const& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
-    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
-  }
-}
-
 int collectives(plan::Plan const& p) { return p.count(plan::StepKind::collective); }
 
 double collective_bytes(plan::Plan const& p) {

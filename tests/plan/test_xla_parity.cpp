@@ -28,9 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "support/close.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
+using test::require_close;
+using test::whole;
 
 namespace {
 
@@ -166,16 +169,6 @@ std::string kinds_text(Measured const& m) {
   std::string s;
   for (auto const& [k, n] : m.kinds) s += (s.empty() ? "" : ",") + k + ":" + std::to_string(n);
   return s.empty() ? "none" : s;
-}
-
-Tensor<float> whole(Tensor<float> const& t) { return device_put(t.to_host(), t.shape()); }
-
-void require_close(std::vector<float> const& got, std::vector<float> const& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
-    REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1.0f + std::abs(want[i])));
-  }
 }
 
 struct Outcome {

@@ -231,27 +231,35 @@ struct RowEval {
   KOKKOS_FORCEINLINE_FUNCTION T const* row_data() const { return row; }
 };
 
+// Writes ev's values at [begin, end) of a row to out[begin, end), in blocks of 64 elements, each
+// preceded by requests for the same block of the next row's inputs and of out's next row (rows of
+// `length` elements): memory works while this row computes, and the next row's first pass finds
+// its data in cache. For kernels that compute a while on each row (row-fused ones).
+template <bool Unit, bool Fused, class V, class Ev>
+KOKKOS_FORCEINLINE_FUNCTION void write_row_prefetching(Ev const& ev, V* __restrict out, std::int64_t begin,
+                                                       std::int64_t end, std::int64_t length) {
+  constexpr std::int64_t block = 64, line = 64 / sizeof(V);
+  std::int64_t e = begin;
+  for (; e + block <= end; e += block) {
+    for (std::int64_t k = 0; k < block; k += line) {
+      ev.prefetch_next_row(e + k);
+      KOKKOS_IF_ON_HOST((__builtin_prefetch(out + length + e + k, 1);))
+    }
+#pragma GCC ivdep
+    for (std::int64_t k = 0; k < block; ++k) out[e + k] = static_cast<V>(ev.template at<Unit, Fused>(e + k));
+  }
+#pragma GCC ivdep
+  for (; e < end; ++e) out[e] = static_cast<V>(ev.template at<Unit, Fused>(e));
+}
+
 // reduce_row that also leaves the row's values in `row` (row_cache.hpp), with the same bits. The
 // values are computed in a plain elementwise loop first (it vectorizes like any fused kernel; an
-// exp's chain of dependent FMAs has no reduction chain tangled with it), then reduced from the
-// row, which is in L1. The elementwise loop runs in blocks of 64 elements, each preceded by
-// requests for the same block of the next row's inputs and output: memory works while this row
-// computes, and the next row's first pass finds its data in cache.
+// exp's chain of dependent FMAs has no reduction chain tangled with it), prefetching the next
+// row's (write_row_prefetching), then reduced from the row, which is in L1.
 template <class Op, class T, bool Unit, class Ev>
 KOKKOS_FORCEINLINE_FUNCTION T reduce_row_storing(Ev const& ev_in, std::int64_t length, T acc, T* __restrict row) {
   Ev const ev = ev_in;
-  constexpr std::int64_t block = 64, line = 64 / sizeof(T);
-  std::int64_t e = 0;
-  for (; e + block <= length; e += block) {
-    for (std::int64_t k = 0; k < block; k += line) {
-      ev.prefetch_next_row(e + k);
-      KOKKOS_IF_ON_HOST((__builtin_prefetch(row + length + e + k, 1);))
-    }
-#pragma GCC ivdep
-    for (std::int64_t k = 0; k < block; ++k) row[e + k] = static_cast<T>(ev.template at<Unit, true>(e + k));
-  }
-#pragma GCC ivdep
-  for (; e < length; ++e) row[e] = static_cast<T>(ev.template at<Unit, true>(e));
+  write_row_prefetching<Unit, true>(ev, row, 0, length, length);
   return reduce_row<Op, T, true, true>(RowEval<T>{row}, length, acc);
 }
 

@@ -101,20 +101,8 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
         Ev const row_eval = local;
         if (rows) {
           // A row-fused kernel computes a while on each row after its reductions read it from
-          // memory: each block first asks for the same block of the next row's inputs and output
-          // (this thread's next item), so memory works while this row computes.
-          constexpr std::int64_t block = 64, line = 64 / sizeof(V);
-          std::int64_t e = begin;
-          for (; e + block <= end; e += block) {
-            for (std::int64_t k = 0; k < block; k += line) {
-              row_eval.prefetch_next_row(e + k);
-              KOKKOS_IF_ON_HOST((__builtin_prefetch(o + length + e + k, 1);))
-            }
-#pragma GCC ivdep
-            for (std::int64_t k = 0; k < block; ++k) o[e + k] = static_cast<V>(row_eval.template at<Unit, Fused>(e + k));
-          }
-#pragma GCC ivdep
-          for (; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
+          // memory: it asks for the next row (this thread's next item) as it goes.
+          write_row_prefetching<Unit, Fused>(row_eval, o, begin, end, length);
           return;
         }
 #pragma GCC ivdep
