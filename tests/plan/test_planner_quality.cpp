@@ -6,10 +6,12 @@
 #include <cmath>
 
 #include "support/close.hpp"
+#include "support/cost_models.hpp"
 #include "tessel/tessel.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
+using test::bandwidth_bound;
 using test::require_close;
 using test::whole;
 
@@ -197,14 +199,6 @@ TEST_CASE("a reduction slices its input toward the requested output before reduc
 }
 
 namespace {
-// The defaults' bandwidths without latencies: choices by bytes (test_xla_parity's model).
-plan::CostModel bandwidth_bound() {
-  plan::CostModel m;
-  m.latency_us = 0;
-  for (plan::AlphaBeta* ab : {&m.all_gather, &m.reduce_scatter, &m.all_reduce, &m.all_to_all, &m.collective_permute})
-    ab->latency_us = 0;
-  return m;
-}
 template <class E>
 plan::Plan plan_under(plan::CostModel const& model, E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
   plan::Graph g;

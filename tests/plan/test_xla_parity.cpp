@@ -6,8 +6,9 @@
 // same program run on one device.
 //
 // The assertion plans under the default model's bandwidths without its latencies
-// (bandwidth_bound() below: on these small shapes the latencies would decide, and the measure is
-// bytes); the sweep is run again under the default model and its summary printed, not asserted.
+// (test::bandwidth_bound(), tests/support/cost_models.hpp: on these small shapes the latencies
+// would decide, and the measure is bytes); the sweep is run again under the default model and
+// its summary printed, not asserted.
 //
 // Cases in known_failing.txt (a class of the issue not fixed yet) may exceed XLA; the test fails
 // only on the others (a regression), and says when a listed case no longer exceeds (remove it).
@@ -29,9 +30,11 @@
 #include <vector>
 
 #include "support/close.hpp"
+#include "support/cost_models.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
+using test::bandwidth_bound;
 using test::require_close;
 using test::whole;
 
@@ -332,18 +335,6 @@ void print(char const* model, Summary const& r, bool with_known) {
   }
 }
 
-// The cost model the assertion plans with: the defaults' bandwidths without latencies. The byte
-// measure is what the assertion compares, and the shapes here are small enough that the default
-// model's latencies (5 us a message step) decide most choices, trading bytes for fewer steps;
-// without them the planner's choices are about bytes, as XLA's partitioner's are.
-plan::CostModel bandwidth_bound() {
-  plan::CostModel m;
-  m.latency_us = 0;
-  for (plan::AlphaBeta* ab : {&m.all_gather, &m.reduce_scatter, &m.all_reduce, &m.all_to_all, &m.collective_permute})
-    ab->latency_us = 0;
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("plans move no more bytes per device than XLA's partitioner", "[plan][xla_parity]") {
@@ -352,6 +343,8 @@ TEST_CASE("plans move no more bytes per device than XLA's partitioner", "[plan][
   auto known = read_known(dir + "known_failing.txt");
   REQUIRE(cases.size() >= 300);
   plan::CostModel const saved = plan::cost_model();
+  // The assertion plans by bytes (the byte measure is what it compares; on these small shapes the
+  // default latencies would trade bytes for fewer steps).
   plan::cost_model() = bandwidth_bound();
   Summary bw = sweep(cases, known, true);
   plan::cost_model() = saved;
