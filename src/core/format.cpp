@@ -15,6 +15,13 @@ namespace tessel {
 // use, so run-time and compile-time text agree.
 std::string to_string(Shape const& shape) { return std::string(Message().append(shape).view()); }
 std::string to_string(MeshAxes const& axes) { return std::string(Message().append(axes).view()); }
+std::string varying_text(MeshAxes const& axes, std::uint32_t mask) {
+  std::string s;
+  for (std::size_t a = 0; a < axes.num_axes(); ++a)
+    if (mask & (1u << a)) s += std::format("{}'{}'", s.empty() ? "" : ", ", axes.name(a).view());
+  return s;
+}
+
 std::string to_string(PartitionSpec const& spec) { return std::string(Message().append(spec).view()); }
 
 std::string to_string(Box const& box) {

@@ -5,6 +5,9 @@
 // the requested output wants it, a reduce-scatter) completes; a sharding constraint is a hard
 // requirement.
 #include <algorithm>
+#include <format>
+
+#include "tessel/core/error.hpp"
 
 #include "planner.hpp"
 
@@ -198,7 +201,32 @@ double estimate_us(Plan const& plan) {
 // implies), or the graph computed in its natural shardings and the result resharded once at the
 // end (what XLA's partitioner does when the request does not suit the computation: a softmax
 // over rows split by the request's axes would need collectives for every row statistic).
+namespace {
+// Inside shard_map's body (a graph holding per-device values, or an explicit collective) every
+// tensor must be per-device blocks or equal on every device: a sharded tensor from outside the body
+// would be resharded against blocks that are not slices of one global value.
+void check_manual(Graph const& g, std::optional<NamedSharding> const& requested) {
+  bool manual = false;
+  for (auto const& n : g) manual = manual || n.varying != 0 || n.kind == NodeKind::manual_collective;
+  if (!manual) return;
+  for (auto const& n : g) {
+    if (n.kind != NodeKind::tensor || !n.sharding || n.sharding->mesh().num_devices() == 1 ||
+        n.sharding->is_fully_replicated())
+      continue;
+    throw Error(std::format("shard_map: the body uses a {} tensor sharded {} on {} that is not one of its arguments: "
+                            "inside shard_map every value is one device's block; pass it as an argument with an "
+                            "in_spec, or replicate it first (device_put with P())",
+                            type_text(n), to_string(n.sharding->spec()), to_string(n.sharding->mesh())));
+  }
+  if (requested && g.back().varying)
+    throw Error(std::format("eval: a per-device value inside shard_map (its blocks differ along mesh axes {}) cannot "
+                            "be given the sharding {}; return it from the body and give its layout in out_specs",
+                            varying_text(requested->mesh().axes(), g.back().varying), to_string(*requested)));
+}
+}  // namespace
+
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+  check_manual(graph, requested);
   if (!graph.empty() && requested) requested->check_shape(graph.back().shape);
   if (graph.empty() || !requested) return plan_with(std::move(graph), requested, model);
   Plan pushed = plan_with(graph, requested, model);

@@ -31,7 +31,7 @@ namespace {
 
 // A reshape that keeps every device's block: the same shard memory under another shape.
 ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding) {
-  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards});
+  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards, in->varying});
   for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
     out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
   return out;
@@ -118,7 +118,10 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
       ++counts.kernels;
       return;
     case plan::StepKind::collective:
-      if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
+      if (step.run) {  // one written in shard_map: its kind's kernel moves the blocks
+        step.run(plan, step, state);
+        ++counts[step.collective];
+      } else if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
         reduce_collective(step, operands, state);
         ++counts[step.collective];
       } else {  // one step of a sharding change
@@ -237,8 +240,10 @@ void agree_on_plan(plan::Plan const& plan) {
 void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& regions) {
   agree_on_plan(plan);
   for (auto& step : plan.steps) {
-    if (step.kind != plan::StepKind::kernel) continue;
     NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;
+    // A collective written in shard_map runs its own kernel; the planner's run in run_step.
+    if (step.kind == plan::StepKind::collective && kind == NodeKind::manual_collective) step.run = kernel_for(kind);
+    if (step.kind != plan::StepKind::kernel) continue;
     step.run = computed(kind) == Computed::kernel ? kernel_for(kind) : regions[static_cast<std::size_t>(step.node)];
     if (!step.run) throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
   }

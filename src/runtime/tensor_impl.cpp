@@ -70,7 +70,7 @@ std::size_t TensorImpl::shard_bytes() const {
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
   sharding.check_shape(shape);
-  auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}});
+  auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   std::size_t bytes = t->shard_bytes();
   Mesh const& mesh = sharding.mesh();
   for (int flat = 0; flat < mesh.num_devices(); ++flat) {
@@ -170,6 +170,12 @@ void check_reshard_devices(TensorImpl const& source, NamedSharding const& target
 }
 
 std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target) {
+  if (source.varying)
+    throw Error(std::format("device_put: a per-device value inside shard_map (a {} block whose copies differ along "
+                            "mesh axes {}) has no global layout to reshard to {}; return it from the body and give "
+                            "its layout in out_specs",
+                            to_string(source.shape), varying_text(source.sharding.mesh().axes(), source.varying),
+                            to_string(target)));
   return reshard_with_collectives(source, target).tensor;
 }
 
@@ -234,6 +240,10 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
 
 void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype) {
   check_host_data("gather", HostBytes{out, count, dtype}, source.shape, source.dtype);
+  if (source.varying)
+    throw Error(std::format("to_host: inside shard_map this {} tensor is one block per device, differing along mesh "
+                            "axes {}; return it from the body (out_specs) to read it whole",
+                            to_string(source.shape), varying_text(source.sharding.mesh().axes(), source.varying)));
   if (!source.fully_addressable())
     throw Error(std::format("to_host: the {} tensor of shape {} sharded {} is not fully addressable: process {} holds "
                             "{} of its {} shards; use tessel::process_allgather(tensor) to bring it to every process",

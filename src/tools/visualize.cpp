@@ -85,4 +85,28 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
   return out;
 }
 
+std::string render_blocks(Shape const& block, Mesh const& mesh, std::uint32_t varying, VisualizeOptions options) {
+  // The mesh drawn as a tensor with one element per device: rows along the first axis, columns
+  // along the others (row-major), so each cell names the device whose block it is.
+  MeshAxes const& axes = mesh.axes();
+  Shape cells;
+  FixedVector<DimSpec, max_rank> dims;
+  cells.push_back(axes.size(0));
+  dims.push_back(DimSpec(axes.name(0)));
+  if (axes.num_axes() > 1) {
+    std::int64_t rest = 1;
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (std::size_t a = 1; a < axes.num_axes(); ++a) {
+      rest *= axes.size(a);
+      names.push_back(axes.name(a));
+    }
+    cells.push_back(rest);
+    dims.push_back(DimSpec::of(names));
+  }
+  std::string differ = varying_text(axes, varying);
+  return std::format("per-device {} blocks inside shard_map over {}, one per device, differing along {}:\n{}",
+                     to_string(block), to_string(axes), differ.empty() ? std::string("no axis") : differ,
+                     render_sharding(cells, NamedSharding(mesh, PartitionSpec::from_dims(dims)), options));
+}
+
 }  // namespace tessel

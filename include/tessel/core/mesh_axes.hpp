@@ -86,5 +86,7 @@ class MeshAxes {
 
 // "('dp': 4, 'mp': 2)"
 std::string to_string(MeshAxes const& axes);
+// "'dp', 'mp'": the axes whose bits are set in `mask` (bit a for axis a), for messages.
+std::string varying_text(MeshAxes const& axes, std::uint32_t mask);
 
 }  // namespace tessel

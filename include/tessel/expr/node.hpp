@@ -86,10 +86,12 @@ struct TensorTag {
   static void describe(Data const& d, auto& node, auto& leaves) {
     node.sharding = d.tensor.sharding();
     node.alias = leaves.alias(d.tensor.impl_ptr().get());
+    node.varying = d.tensor.impl().varying;
   }
   static void sign(Data const& d, Shape const& shape, auto& sink) {
     for (auto n : shape) sink.word(static_cast<std::uint64_t>(n));
     sink.sharding(d.tensor.sharding(), shape);
+    sink.word(d.tensor.impl().varying);
     sink.leaf(d.tensor.impl_ptr().get());
   }
 };

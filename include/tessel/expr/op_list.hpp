@@ -32,7 +32,8 @@
   OP(iota, region)                                                                                           \
   OP(scan, kernel)                                                                                           \
   OP(gather, kernel)                                                                                         \
-  OP(argreduce, kernel)
+  OP(argreduce, kernel)                                                                                      \
+  OP(manual_collective, kernel)
 
 namespace tessel {
 

@@ -15,6 +15,7 @@
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/dot.hpp"
 #include "tessel/expr/view.hpp"
+#include "tessel/expr/manual_collective.hpp"
 #include "tessel/expr/node.hpp"
 
 namespace tessel::plan {
@@ -39,6 +40,10 @@ struct GraphNode {
   // scalar with the same value. The plan cache keys on the same pattern (cache.hpp), so a plan's
   // common subexpressions hold for every call that hits it.
   int alias = -1;
+  // Mesh axes along which the value may differ between devices (inside shard_map; TensorImpl::
+  // varying): a tensor's own, an explicit collective's (manual_varying), else its operands' union.
+  std::uint32_t varying = 0;
+  ManualCollectiveSpec manual;  // manual_collective
 };
 
 inline constexpr int max_aliased_leaves = 32;
@@ -50,7 +55,7 @@ inline bool same_attributes(GraphNode const& a, GraphNode const& b) {
          a.shape == b.shape && a.children.size() == b.children.size() && a.axes == b.axes &&
          a.keepdims == b.keepdims && a.view == b.view && a.axis == b.axis && a.sharding == b.sharding &&
          a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
-         a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch;
+         a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch && a.manual == b.manual;
 }
 
 using Graph = std::vector<GraphNode>;
@@ -128,6 +133,7 @@ int describe(E const& e, Graph& g, LeafIdentities& leaves) {
       (n.children.push_back(describe(std::get<I>(e.children), g, leaves)), ...);
     }(std::make_index_sequence<tessel::detail::arity<E>>{});
   }
+  for (int c : n.children) n.varying |= g[static_cast<std::size_t>(c)].varying;
   DescribeLeaves ctx{leaves, static_cast<int>(g.size())};
   Tag::describe(e.data, n, ctx);
   g.push_back(n);

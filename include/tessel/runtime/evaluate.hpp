@@ -9,6 +9,7 @@
 #include "tessel/plan/cache.hpp"
 #include "tessel/runtime/execute.hpp"
 #include "tessel/runtime/region_kernels.hpp"
+#include "tessel/runtime/shard_map_scope.hpp"
 
 namespace tessel {
 
@@ -26,9 +27,15 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
     return Tensor<expr_value_t<E>>(nullptr);  // not reached: too deep an expression does not compile (node.hpp)
   } else {
     auto const& plan = plan::plan_for(e, out, &detail::attach_kernels<E>);
+    if (detail::shard_map_recorder) [[unlikely]]  // ShardMapped::explain is watching
+      detail::record_plan_text(plan::to_string(plan));
     detail::RunState state(plan.graph.size());
     detail::bind_inputs(e, 0, state);
-    return Tensor<expr_value_t<E>>(detail::execute(plan, state));
+    auto result = detail::execute(plan, state);
+    // Inside shard_map: the result's blocks differ along the axes the plan's root says.
+    if (result->varying != plan.graph.back().varying) [[unlikely]]
+      result = detail::with_varying(std::move(result), plan.graph.back().varying);
+    return Tensor<expr_value_t<E>>(std::move(result));
   }
 }
 

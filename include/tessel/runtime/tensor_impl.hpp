@@ -3,6 +3,7 @@
 // position. Everything that moves bytes (placing, resharding, gathering) works on this in src/, so
 // the templates users instantiate stay thin.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,6 +33,10 @@ struct TensorImpl {
   DType dtype;
   NamedSharding sharding;
   std::vector<ShardBuffer> shards;  // one per mesh position, in mesh order (see ShardBuffer)
+  // Inside shard_map (runtime/shard_map.hpp) a per-device value is a tensor of the local shape,
+  // replicated on the mesh, whose replicas differ: bit a set when they may differ along mesh
+  // axis a. 0 for every ordinary tensor (its replicas are equal).
+  std::uint32_t varying = 0;
 
   // Shards with uninitialized memory; fails (before allocating) when the sharding cannot tile shape.
   static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding);
@@ -39,6 +44,9 @@ struct TensorImpl {
   // Whether this process holds every shard (jax.Array.is_fully_addressable).
   [[nodiscard]] bool fully_addressable() const;
 };
+
+// The same shards, marked as differing along the mesh axes in `varying` (TensorImpl::varying).
+std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const> t, std::uint32_t varying);
 
 // The mesh positions of t's shards this process holds, in order: what every per-device loop walks.
 std::vector<std::size_t> local_positions(TensorImpl const& t);
