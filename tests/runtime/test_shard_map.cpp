@@ -309,7 +309,7 @@ TEST_CASE("shard_map nests with jit both ways, and explain shows the written col
   INFO(text);
   REQUIRE_THAT(text, ContainsSubstring("shard_map over Mesh('dp': 4, 'mp': 2"));
   REQUIRE_THAT(text, ContainsSubstring("in_specs (P('dp', 'mp'),) -> out_specs (P('dp', None),)"));
-  REQUIRE_THAT(text, ContainsSubstring("psum      over mesh axes ('mp',) (groups of 2), written in shard_map"));
+  REQUIRE_THAT(text, ContainsSubstring("psum      over mesh axes ('mp') (groups of 2), written in shard_map"));
   REQUIRE_THAT(text, ContainsSubstring("1 plan it evaluated"));
   REQUIRE_THAT(text, ContainsSubstring("tessel::psum(mp)[psum#"));
 }
