@@ -18,21 +18,6 @@ using namespace tessel;
 
 namespace {
 
-// Every ordered subset of the mesh's axes: the empty one, every axis alone, all pairs in both
-// orders, and so on up to every permutation of all axes.
-std::vector<std::vector<int>> ordered_axis_subsets(MeshAxes const& mesh) {
-  std::vector<std::vector<int>> out;
-  int rank = static_cast<int>(mesh.num_axes());
-  for (int mask = 0; mask < (1 << rank); ++mask) {
-    std::vector<int> axes;
-    for (int a = 0; a < rank; ++a)
-      if (mask & (1 << a)) axes.push_back(a);
-    do out.push_back(axes);
-    while (std::next_permutation(axes.begin(), axes.end()));
-  }
-  return out;
-}
-
 std::string axes_string(MeshAxes const& mesh, std::vector<int> const& axes) {
   std::string s = "(";
   for (std::size_t i = 0; i < axes.size(); ++i)
@@ -125,7 +110,7 @@ T reduce_ref(ReduceOp op, T a, T b) {
 template <class F>
 void for_every_group_layout(F&& f) {
   for (auto const& mesh : test::all_meshes()) {
-    for (auto const& axes : ordered_axis_subsets(mesh.axes())) {
+    for (auto const& axes : test::ordered_axis_subsets(mesh.axes())) {
       INFO(to_string(mesh) << " over axes " << axes_string(mesh.axes(), axes));
       f(mesh, axes, device_groups(mesh.axes(), axes));
     }

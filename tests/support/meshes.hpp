@@ -21,6 +21,21 @@ inline std::vector<Mesh> all_meshes() {
   };
 }
 
+// Every ordered subset of the mesh's axes: the empty one, every axis alone, all pairs in both
+// orders, and so on up to every permutation of all axes.
+inline std::vector<std::vector<int>> ordered_axis_subsets(MeshAxes const& mesh) {
+  std::vector<std::vector<int>> out;
+  int rank = static_cast<int>(mesh.num_axes());
+  for (int mask = 0; mask < (1 << rank); ++mask) {
+    std::vector<int> axes;
+    for (int a = 0; a < rank; ++a)
+      if (mask & (1 << a)) axes.push_back(a);
+    do out.push_back(axes);
+    while (std::next_permutation(axes.begin(), axes.end()));
+  }
+  return out;
+}
+
 // Every spec of rank `rank` that uses each mesh axis at most once (each axis: unused, or on one
 // dimension; several axes on one dimension in both orders).
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank);
