@@ -41,27 +41,24 @@ ShardMapScope::ShardMapScope(Mesh const& mesh) {
 }
 ShardMapScope::~ShardMapScope() { active_mesh = nullptr; }
 
-struct ShardMapRecorder {
-  std::vector<std::string> plans;
-};
 thread_local ShardMapRecorder* shard_map_recorder = nullptr;
 void record_plan_text(std::string text) {
-  if (shard_map_recorder) shard_map_recorder->plans.push_back(std::move(text));
+  if (shard_map_recorder) shard_map_recorder->entries.push_back("plan:\n" + std::move(text));
+}
+void record_shard_map(Mesh const& mesh, std::vector<PartitionSpec> const& in, std::vector<PartitionSpec> const& out) {
+  if (shard_map_recorder)
+    shard_map_recorder->entries.push_back(
+        std::format("shard_map over {}: in_specs {} -> out_specs {}; its body runs on each device's block with the "
+                    "collectives it writes (the planner adds none)\n",
+                    to_string(mesh), spec_list(in), spec_list(out)));
 }
 
-ShardMapExplainer::ShardMapExplainer() : recorder_(std::make_unique<ShardMapRecorder>()), previous_(shard_map_recorder) {
-  shard_map_recorder = recorder_.get();
-}
+ShardMapExplainer::ShardMapExplainer() : previous_(shard_map_recorder) { shard_map_recorder = &recorder_; }
 ShardMapExplainer::~ShardMapExplainer() { shard_map_recorder = previous_; }
 
-std::string ShardMapExplainer::text(Mesh const& mesh, std::vector<PartitionSpec> const& in,
-                                    std::vector<PartitionSpec> const& out) const {
-  std::string s = std::format(
-      "shard_map over {}: in_specs {} -> out_specs {}\nthe body runs on each device's block with the collectives it "
-      "writes (the planner adds none); {} plan{} it evaluated:\n",
-      to_string(mesh), spec_list(in), spec_list(out), recorder_->plans.size(), recorder_->plans.size() == 1 ? "" : "s");
-  for (std::size_t k = 0; k < recorder_->plans.size(); ++k)
-    s += std::format("-- body plan {} of {}:\n{}", k + 1, recorder_->plans.size(), recorder_->plans[k]);
+std::string ShardMapExplainer::text() const {
+  std::string s;
+  for (auto const& e : recorder_.entries) s += "-- " + e;
   return s;
 }
 

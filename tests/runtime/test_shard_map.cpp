@@ -304,8 +304,15 @@ TEST_CASE("shard_map nests with jit both ways, and explain shows the written col
   REQUIRE_THAT(text, ContainsSubstring("shard_map over Mesh('dp': 4, 'mp': 2"));
   REQUIRE_THAT(text, ContainsSubstring("in_specs (P('dp', 'mp'),) -> out_specs (P('dp', None),)"));
   REQUIRE_THAT(text, ContainsSubstring("psum      over mesh axes ('mp') (groups of 2), written in shard_map"));
-  REQUIRE_THAT(text, ContainsSubstring("1 plan it evaluated"));
+  REQUIRE_THAT(text, ContainsSubstring("-- plan:\nkernel    reduce sum over axes (1)"));
   REQUIRE_THAT(text, ContainsSubstring("tessel::psum(mp)[psum#"));
+  // jit's explain of a function that calls the shard_map shows the shard_map and its body's plan.
+  std::string outer_text = outer.explain(x);
+  INFO(outer_text);
+  REQUIRE_THAT(outer_text, ContainsSubstring("evaluated inside the function:\n-- plan:\n"));  // x * 2, its argument
+  REQUIRE_THAT(outer_text, ContainsSubstring("-- shard_map over Mesh('dp': 4, 'mp': 2"));
+  REQUIRE_THAT(outer_text, ContainsSubstring("psum      over mesh axes ('mp')"));
+  REQUIRE_THAT(outer_text, ContainsSubstring("-- the function's own plan:\n"));
 }
 
 TEST_CASE("visualize_array_sharding draws a block inside shard_map as one per device", "[shard_map]") {

@@ -10,6 +10,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/evaluate.hpp"
+#include "tessel/runtime/shard_map_scope.hpp"
 
 namespace tessel {
 
@@ -25,9 +26,14 @@ class Jitted {
   }
 
   // The plan a call with these arguments runs (made and cached if needed).
+  // With what f evaluates while it is traced (a shard_map it calls, with its body's plans) first.
   template <class... Args>
   [[nodiscard]] std::string explain(Args const&... args) const {
-    return trace(std::index_sequence_for<Args...>{}, [&](auto const& e) { return tessel::explain(e, out_); }, args...);
+    detail::ShardMapExplainer inside;
+    std::string own =
+        trace(std::index_sequence_for<Args...>{}, [&](auto const& e) { return tessel::explain(e, out_); }, args...);
+    if (inside.empty()) return own;
+    return "evaluated inside the function:\n" + inside.text() + "-- the function's own plan:\n" + own;
   }
   template <class... Args>
   [[nodiscard]] plan::Plan const& plan(Args const&... args) const {

@@ -46,20 +46,8 @@ ImplPtr local_blocks(ImplPtr const& global, NamedSharding const& sharding, std::
 ImplPtr assemble_blocks(ImplPtr local, Mesh const& mesh, PartitionSpec const& spec, std::size_t output);
 void check_shard_map_arity(char const* what, std::size_t specs, std::size_t values);
 
-// Records the plans a body evaluates while it lives (for ShardMapped::explain).
-class ShardMapExplainer {
- public:
-  ShardMapExplainer();
-  ~ShardMapExplainer();
-  ShardMapExplainer(ShardMapExplainer const&) = delete;
-  ShardMapExplainer& operator=(ShardMapExplainer const&) = delete;
-  [[nodiscard]] std::string text(Mesh const& mesh, std::vector<PartitionSpec> const& in,
-                                 std::vector<PartitionSpec> const& out) const;
-
- private:
-  std::unique_ptr<ShardMapRecorder> recorder_;
-  ShardMapRecorder* previous_;
-};
+// "shard_map over MESH: in_specs (...) -> out_specs (...)", recorded when a ShardMapExplainer watches.
+void record_shard_map(Mesh const& mesh, std::vector<PartitionSpec> const& in, std::vector<PartitionSpec> const& out);
 
 template <class T>
 inline constexpr bool is_tuple_v = false;
@@ -81,12 +69,12 @@ class ShardMapped {
   }
 
   // Runs a call and returns what ran: the mesh and specs, then every plan the body evaluated, in
-  // order, with the collectives it wrote.
+  // order, with the collectives it wrote (the arguments' placement first, if they needed one).
   template <class... Args>
   [[nodiscard]] std::string explain(Args const&... args) const {
     detail::ShardMapExplainer watch;
     (void)(*this)(args...);
-    return watch.text(mesh_, in_, out_);
+    return watch.text();
   }
 
   [[nodiscard]] Mesh const& mesh() const { return mesh_; }
@@ -123,6 +111,8 @@ class ShardMapped {
 
   template <std::size_t... I, class... Args>
   auto call(std::index_sequence<I...>, Args const&... args) const {
+    if (detail::shard_map_recorder) [[unlikely]]
+      detail::record_shard_map(mesh_, in_, out_);
     detail::ShardMapScope scope(mesh_);
     auto r = f_(local(args, I)...);
     using R = decltype(r);

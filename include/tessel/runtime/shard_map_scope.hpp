@@ -2,6 +2,7 @@
 // Which shard_map's body is running on this thread: explicit collectives (expr/manual_collective.hpp)
 // resolve their axis names against its mesh, and lax::axis_index numbers devices on it.
 #include <string>
+#include <vector>
 
 #include "tessel/core/mesh.hpp"
 
@@ -20,10 +21,28 @@ class ShardMapScope {
   ShardMapScope& operator=(ShardMapScope const&) = delete;
 };
 
-// While a body runs under ShardMapExplainer, every plan it evaluates is recorded (as explain's
-// text) for ShardMapped::explain.
-struct ShardMapRecorder;
+// While a ShardMapExplainer lives, every plan evaluated on this thread is recorded (as explain's
+// text), and every shard_map call records its mesh and specs: what ShardMapped::explain prints,
+// and what jit's explain prints of the shard_maps (and other evaluations) inside a function.
+struct ShardMapRecorder {
+  std::vector<std::string> entries;
+};
 extern thread_local ShardMapRecorder* shard_map_recorder;
 void record_plan_text(std::string text);
+
+class ShardMapExplainer {
+ public:
+  ShardMapExplainer();
+  ~ShardMapExplainer();
+  ShardMapExplainer(ShardMapExplainer const&) = delete;
+  ShardMapExplainer& operator=(ShardMapExplainer const&) = delete;
+  // The recorded entries, each under a "-- " line saying what it is.
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] bool empty() const { return recorder_.entries.empty(); }
+
+ private:
+  ShardMapRecorder recorder_;
+  ShardMapRecorder* previous_;
+};
 
 }  // namespace tessel::detail
