@@ -42,7 +42,9 @@ TEST_CASE("a pipeline over pp equals the stages run one after another", "[pipeli
     int dp, pp, mp;
   };
   for (auto [dp, pp, mp] : {Case{1, 4, 1}, Case{2, 4, 1}, Case{1, 2, 4}, Case{2, 2, 2}, Case{1, 8, 1}}) {
-    auto mesh = make_mesh({dp, pp, mp}, {"dp", "pp", "mp"});
+    std::vector<int> ids(static_cast<std::size_t>(dp * pp * mp));
+    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<int>(k);
+    auto mesh = make_mesh({dp, pp, mp}, {"dp", "pp", "mp"}, ids);
     std::int64_t const batch = 24 * dp;
     auto x = random::normal(PRNGKey(1), {batch, D});
     auto w1 = random::normal(PRNGKey(2), {pp, D, H}) * 0.2f;
@@ -84,13 +86,13 @@ TEST_CASE("pipeline errors name the counts, specs and shapes", "[pipeline]") {
   Tensor<float> w1 = random::normal(PRNGKey(2), {4, D, D});
   auto stage = [](auto const& w, auto const& h) { return matmul(h, w); };
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P("dp"), {.microbatches = 5})(w1, x),
-                      ContainsSubstring("pipeline: each device's block of the batch (laid out P('dp',)) has shape (12, "
+                      ContainsSubstring("pipeline: each device's block of the batch (laid out P('dp')) has shape (12, "
                                         "16); its 12 rows do not split into 5 equal microbatches"));
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P(None, "pp")}, P("dp"), {.microbatches = 2}),
                       ContainsSubstring("pipeline: weight 0 is laid out P(None, 'pp'); its first dimension stacks the "
                                         "stages and must be split over the pipeline axis 'pp' alone"));
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P("pp"), {.microbatches = 2}),
-                      ContainsSubstring("the batch is laid out P('pp',), split over the pipeline axis 'pp'"));
+                      ContainsSubstring("the batch is laid out P('pp'), split over the pipeline axis 'pp'"));
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P("dp"), {.axis = "stages", .microbatches = 2}),
                       ContainsSubstring("pipeline: the mesh ('dp': 2, 'pp': 4) has no axis 'stages'"));
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P("dp"), {.microbatches = 0}),

@@ -309,8 +309,8 @@ TEST_CASE("shard_map nests with jit both ways, and explain shows the written col
   // jit's explain of a function that calls the shard_map shows the shard_map and its body's plan.
   std::string outer_text = outer.explain(x);
   INFO(outer_text);
-  REQUIRE_THAT(outer_text, ContainsSubstring("evaluated inside the function:\n-- plan:\n"));  // x * 2, its argument
-  REQUIRE_THAT(outer_text, ContainsSubstring("-- shard_map over Mesh('dp': 4, 'mp': 2"));
+  REQUIRE_THAT(outer_text, ContainsSubstring("evaluated inside the function:\n-- shard_map over Mesh('dp': 4, 'mp': 2"));
+  REQUIRE_THAT(outer_text, ContainsSubstring("[mul]"));  // x * 2.0f, the shard_map's argument, evaluated first
   REQUIRE_THAT(outer_text, ContainsSubstring("psum      over mesh axes ('mp')"));
   REQUIRE_THAT(outer_text, ContainsSubstring("-- the function's own plan:\n"));
 }
