@@ -82,7 +82,7 @@ class Pipelined {
   auto operator()(Args const&... args) const {
     std::vector<PartitionSpec> in = weight_specs_;
     in.push_back(x_spec_);
-    auto body = [this](auto const&... locals) { return run(std::forward_as_tuple(locals...)); };
+    auto body = [self = this](auto const&... locals) { return self->run(std::forward_as_tuple(locals...)); };
     return shard_map(body, mesh_, std::move(in), x_spec_)(args...);
   }
 
