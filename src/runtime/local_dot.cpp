@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <format>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +39,73 @@ bool identity(Order const& order) {
   for (std::size_t i = 0; i < order.size(); ++i)
     if (order[i] != i) return false;
   return true;
+}
+
+// An operand's block seen as one matrix per batch index, in place: element (r, c) of batch entry
+// `batch` at offset(batch) + r * row_stride + c * col_stride, where the rows merge the dimensions
+// `rows` and the columns `cols` (each list in order). A BLAS reads it without a copy when one of the
+// two strides is 1: NoTrans with ld = row_stride, or Trans with ld = col_stride. Attention's
+// q . k^T and p . v (batch dimensions between the others) are such operands.
+struct StridedOperand {
+  bool transposed = false;
+  std::int64_t ld = 0;
+  FixedVector<std::int64_t, max_rank> batch_strides;  // per batch dimension, in the dot's batch order
+  FixedVector<std::int64_t, max_rank> batch_extents;
+  [[nodiscard]] std::int64_t offset(std::int64_t batch) const {
+    std::int64_t off = 0;
+    for (std::size_t j = batch_extents.size(); j-- > 0;) {
+      off += (batch % batch_extents[j]) * batch_strides[j];
+      batch /= batch_extents[j];
+    }
+    return off;
+  }
+};
+
+// The dimensions `dims` (of extent > 1) as one index with one stride, if they are laid out one
+// inside the other in order; {extent, stride} with stride 0 for no dimension (any stride will do).
+std::optional<std::pair<std::int64_t, std::int64_t>> merged(Shape const& shape, std::int64_t const* strides,
+                                                            FixedVector<std::uint8_t, max_rank> const& dims) {
+  std::int64_t extent = 1, stride = 0;
+  for (auto d : dims) {
+    if (shape[d] == 1) continue;
+    if (stride != 0 && stride != strides[d] * shape[d]) return std::nullopt;
+    extent *= shape[d];
+    stride = strides[d];
+  }
+  return std::pair{extent, stride};
+}
+
+std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& batch,
+                                              FixedVector<std::uint8_t, max_rank> const& rows,
+                                              FixedVector<std::uint8_t, max_rank> const& cols) {
+  std::int64_t strides[max_rank];
+  std::int64_t st = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    strides[d] = st;
+    st *= shape[d];
+  }
+  auto r = merged(shape, strides, rows), c = merged(shape, strides, cols);
+  if (!r || !c) return std::nullopt;
+  auto [row_extent, row_stride] = *r;
+  auto [col_extent, col_stride] = *c;
+  StridedOperand out;
+  for (auto b : batch) {
+    out.batch_strides.push_back(strides[b]);
+    out.batch_extents.push_back(shape[b]);
+  }
+  // A missing side (extent 1) may take whatever stride suits the BLAS.
+  if (col_stride == 0) col_stride = 1;
+  if (row_stride == 0) row_stride = col_stride == 1 ? col_extent : 1;
+  if (col_stride == 1 && row_stride >= col_extent) {
+    out.ld = row_stride;
+  } else if (row_stride == 1 && col_stride >= row_extent) {
+    out.transposed = true;
+    out.ld = col_stride;
+  } else {
+    return std::nullopt;
+  }
+  if (out.ld > std::numeric_limits<int>::max()) return std::nullopt;  // the BLAS's int sizes
+  return out;
 }
 
 // dst = src with dimensions reordered: dst dimension k is src dimension order[k].
@@ -101,14 +170,22 @@ bool host_gemms_in_parallel(std::int64_t count, std::int64_t mnk) {
   }
 }
 
+// How the BLAS reads an operand: transposed or not, and its leading dimension.
+struct MatrixLayout {
+  bool transposed = false;
+  std::int64_t ld = 0;
+};
+
 template <class T>
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, T const* b, T* c) {
+void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, MatrixLayout la, T const* b, MatrixLayout lb,
+          T* c) {
+  auto const ta = la.transposed ? CblasTrans : CblasNoTrans, tb = lb.transposed ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                static_cast<int>(la.ld), b, static_cast<int>(lb.ld), 0.0f, c, static_cast<int>(n));
   else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                1.0, a, static_cast<int>(k), b, static_cast<int>(n), 0.0, c, static_cast<int>(n));
+    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+                static_cast<int>(la.ld), b, static_cast<int>(lb.ld), 0.0, c, static_cast<int>(n));
 }
 
 template <class T>
@@ -139,7 +216,12 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     }
     return;
   }
-  // Operands in GEMM order first (the transposes are kernels of their own), then the GEMMs.
+  // Each operand read in place when its block is a strided matrix per batch entry (strided_operand),
+  // else first copied into GEMM order by a transpose kernel of its own; then the GEMMs.
+  auto const lhs_strided = strided_operand(ls, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
+  auto const rhs_strided = strided_operand(rs, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
+  MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
+  MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
   struct Gemm {
     T const* a;
     T const* b;
@@ -153,25 +235,27 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     auto const* a = reinterpret_cast<T const*>(lhs.shards[pos].bytes.data());
     auto const* b = reinterpret_cast<T const*>(rhs.shards[pos].bytes.data());
     auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
-    if (!identity(lorder)) {
+    if (!lhs_strided && !identity(lorder)) {
       auto tmp = acquire_device_memory(static_cast<std::size_t>(ls.num_elements()) * sizeof(T));
       permute(exec, a, ls, lorder, reinterpret_cast<T*>(tmp.get()));
       a = reinterpret_cast<T const*>(tmp.get());
       temporaries.push_back(std::move(tmp));
     }
-    if (!identity(rorder)) {
+    if (!rhs_strided && !identity(rorder)) {
       auto tmp = acquire_device_memory(static_cast<std::size_t>(rs.num_elements()) * sizeof(T));
       permute(exec, b, rs, rorder, reinterpret_cast<T*>(tmp.get()));
       b = reinterpret_cast<T const*>(tmp.get());
       temporaries.push_back(std::move(tmp));
     }
-    for (std::int64_t i = 0; i < batch; ++i) gemms.push_back(Gemm{a + i * m * k, b + i * k * n, c + i * m * n});
+    for (std::int64_t i = 0; i < batch; ++i)
+      gemms.push_back(Gemm{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
+                           rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n});
   }
   if (!temporaries.empty()) fence_all_devices();
   auto const count = static_cast<std::int64_t>(gemms.size());
   auto run = [&](std::int64_t g) {
     Gemm const& e = gemms[static_cast<std::size_t>(g)];
-    gemm<T>(m, n, k, e.a, e.b, e.c);
+    gemm<T>(m, n, k, e.a, la, e.b, lb, e.c);
   };
   if (host_gemms_in_parallel(count, m * n * k)) {
     using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;

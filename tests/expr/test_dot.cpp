@@ -1,6 +1,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "support/close.hpp"
@@ -184,4 +185,93 @@ TEST_CASE("dot_mapping classifies each operand dimension once, at compile time t
   auto m = dot_mapping(d, 4, 3);  // lhs (b, m1, k, m2), rhs (b, k, n)
   CHECK(m.lhs_free == FixedVector<std::uint8_t, max_rank>{1, 3});
   CHECK(m.rhs_free == FixedVector<std::uint8_t, max_rank>{2});
+}
+
+namespace {
+// dot_general on the host, in double: result dimensions are the batch ones, lhs's free ones, then
+// rhs's free ones (lax.dot_general's order).
+std::vector<float> host_dot_general(std::vector<float> const& a, Shape const& as, std::vector<float> const& b,
+                                    Shape const& bs, DotDims const& d, Shape const& out_shape) {
+  auto free_dims = [](Shape const& s, auto const& batch, auto const& contract) {
+    std::vector<std::size_t> f;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
+          std::find(contract.begin(), contract.end(), i) == contract.end())
+        f.push_back(i);
+    return f;
+  };
+  auto af = free_dims(as, d.lhs_batch, d.lhs_contract), bf = free_dims(bs, d.rhs_batch, d.rhs_contract);
+  auto offset = [](Shape const& s, std::vector<std::int64_t> const& idx) {
+    std::int64_t o = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) o = o * s[i] + idx[i];
+    return static_cast<std::size_t>(o);
+  };
+  std::int64_t contract = 1;
+  for (auto c : d.lhs_contract) contract *= as[c];
+  std::vector<float> out(static_cast<std::size_t>(out_shape.num_elements()));
+  std::vector<std::int64_t> o(out_shape.size(), 0);
+  for (std::size_t flat = 0; flat < out.size(); ++flat) {
+    std::int64_t rest = static_cast<std::int64_t>(flat);
+    for (std::size_t i = out_shape.size(); i-- > 0;) {
+      o[i] = rest % out_shape[i];
+      rest /= out_shape[i];
+    }
+    std::vector<std::int64_t> ai(as.size()), bi(bs.size());
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < d.lhs_batch.size(); ++j, ++k) ai[d.lhs_batch[j]] = bi[d.rhs_batch[j]] = o[k];
+    for (auto f : af) ai[f] = o[k++];
+    for (auto f : bf) bi[f] = o[k++];
+    double acc = 0;
+    for (std::int64_t c = 0; c < contract; ++c) {
+      std::int64_t r = c;
+      for (std::size_t j = d.lhs_contract.size(); j-- > 0;) {
+        ai[d.lhs_contract[j]] = bi[d.rhs_contract[j]] = r % as[d.lhs_contract[j]];
+        r /= as[d.lhs_contract[j]];
+      }
+      acc += double(a[offset(as, ai)]) * b[offset(bs, bi)];
+    }
+    out[flat] = static_cast<float>(acc);
+  }
+  return out;
+}
+}  // namespace
+
+// Each device's GEMM reads its blocks in place when they are strided matrices (batch dimensions
+// between the others, as attention's q . k^T and p . v have them; a contraction over the last
+// dimension of both), and copies them into GEMM order otherwise: every layout against the host.
+TEST_CASE("dot_general against a host loop for every operand layout, sharded and not", "[expr][dot]") {
+  struct Case {
+    Shape a, b;
+    DotDims d;
+  };
+  std::vector<Case> cases{
+      {{2, 6, 3, 4}, {2, 5, 3, 4}, {{3}, {3}, {0, 2}, {0, 2}}},  // q . k^T: (b, s, h, d) x (b, t, h, d)
+      {{2, 3, 6, 5}, {2, 5, 3, 4}, {{3}, {1}, {0, 1}, {0, 2}}},  // p . v: (b, h, s, t) x (b, t, h, d)
+      {{2, 6, 3, 4}, {3, 4, 8}, {{2, 3}, {0, 1}, {}, {}}},       // output projection
+      {{6, 8}, {5, 8}, {{1}, {1}, {}, {}}},                      // x . w^T
+      {{8, 6}, {8, 5}, {{0}, {0}, {}, {}}},                      // x^T . w
+      {{8, 6}, {5, 8}, {{0}, {1}, {}, {}}},                      // x^T . w^T
+      {{4, 3, 2, 6}, {3, 6, 4, 5}, {{3}, {1}, {1, 0}, {0, 2}}},  // batch dimensions in another order
+      {{3, 4, 6}, {6, 4, 5}, {{2}, {0}, {1}, {1}}},               // batch in the middle of both
+      {{3, 1, 6}, {6, 1, 5}, {{2}, {0}, {1}, {1}}},               // size-1 dimensions
+      {{4, 6, 2}, {6, 2, 5}, {{1, 2}, {0, 1}, {}, {}}},           // two contracting dimensions
+      {{6, 4, 2}, {2, 6, 5}, {{0, 2}, {1, 0}, {}, {}}},           // ... not in memory order
+  };
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    auto const& [as, bs, d] = cases[c];
+    auto x = draw(as, replicated(mesh), 10 + static_cast<int>(c));
+    auto y = draw(bs, replicated(mesh), 40 + static_cast<int>(c));
+    Tensor<float> one = dot_general(whole(x), whole(y), d);
+    auto want = host_dot_general(x.to_host(), as, y.to_host(), bs, d, one.shape());
+    INFO("case " << c << ": " << to_string(as) << " x " << to_string(bs));
+    require_close(one.to_host(), want);
+    // Split over the batch (and free) dimensions the mesh divides: each device reads its block.
+    for (auto const& sx : test::shardings_of(mesh, as)) {
+      if (!sx.spec().size()) continue;
+      auto xs = device_put(x, sx);
+      INFO(to_string(sx.spec()));
+      require_close(Tensor<float>(dot_general(xs, y, d)).to_host(), want);
+    }
+  }
 }
