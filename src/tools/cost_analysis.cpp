@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <format>
 #include <optional>
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/join.hpp>
+#include <range/v3/view/transform.hpp>
 
 #include "tessel/runtime/device_groups.hpp"
 
@@ -148,13 +151,12 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
 }
 
 std::string replica_groups_text(std::vector<std::vector<int>> const& groups) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    s += i ? ",{" : "{";
-    for (std::size_t j = 0; j < groups[i].size(); ++j) s += std::format("{}{}", j ? "," : "", groups[i][j]);
-    s += "}";
-  }
-  return s + "}";
+  auto braced = [](std::vector<int> const& group) {
+    return "{" + (group | ranges::views::transform([](int id) { return std::to_string(id); }) | ranges::views::join(',') |
+                  ranges::to<std::string>()) +
+           "}";
+  };
+  return "{" + (groups | ranges::views::transform(braced) | ranges::views::join(',') | ranges::to<std::string>()) + "}";
 }
 
 std::string cost_analysis_text(Plan const& plan) {
