@@ -89,6 +89,8 @@ struct Limits {
   static double gemm_flops() { return 2.0 * gemm_n * gemm_n * gemm_n; }
 };
 
+constexpr int profiled_calls = 3;  // per run; the JSON's per-instruction times are their median
+
 struct Progress {
   int done = 0, total = 0;
   double elapsed0 = 0;  // seconds spent before this process started
@@ -172,6 +174,13 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
       row.devices = config.devices;
       row.threads = have;
       for (int m : config.mesh) row.mesh += (row.mesh.empty() ? "" : "x") + std::to_string(m);
+      // Where the time goes: a few profiled calls after the timed ones (profile fences between
+      // instructions, so these calls are not part of the figure of merit).
+      if (inst.profile) {
+        std::vector<std::vector<InstructionTime>> profiles;
+        for (int p = 0; p < profiled_calls; ++p) profiles.push_back(inst.profile());
+        row.instructions = median_instructions(profiles);
+      }
       rows.push_back(std::move(row));
       inst = {};  // frees the inputs before the next run allocates
     }
@@ -196,6 +205,12 @@ void platform_limits(std::vector<Row>& rows) {
     r.peak_GFLOPps = flops;
     r.peak_fma_GFLOPps = fma;
   }
+}
+
+std::string read_text(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StudyError(std::format("cannot read '{}'", path));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 void write_file(fs::path const& p, std::string const& text) {
@@ -337,6 +352,7 @@ int main(int argc, char* argv[]) {
       Progress progress{std::stoi(worker[3]), std::stoi(worker[4]), std::stod(worker[5])};
       auto rows = run_configurations(study, platform, std::stoi(worker[1]), worker[2] == "-" ? "" : worker[2], progress);
       write_file(worker[6], to_csv(rows));
+      write_file(worker[6] + ".instructions.json", instructions_to_json(rows));
       return 0;
     }
 
@@ -373,8 +389,11 @@ int main(int argc, char* argv[]) {
         return 1;
       }
       auto part_rows = read_csv(part.string());
+      std::string instructions = part.string() + ".instructions.json";
+      attach_instructions(part_rows, read_text(instructions), instructions);
       rows.insert(rows.end(), part_rows.begin(), part_rows.end());
       fs::remove(part);
+      fs::remove(instructions);
       done += n * static_cast<int>(study.runs.size());
     }
     platform_limits(rows);

@@ -1,7 +1,8 @@
 # The study tool's command line (tessel_study): MODE=errors (every error names the offending item,
 # exits non-zero and runs nothing), MODE=merge (two platforms' CSVs merge into merged.csv, pp.csv
 # and merged.json with hand-computed PP), MODE=plots (scripts/study_plot.py draws the pictures),
-# MODE=jax (scripts/study_jax.py skips cleanly without JAX).
+# MODE=jax (scripts/study_jax.py skips cleanly without JAX), MODE=run (a tiny JSON study runs and
+# its results.json holds per-instruction times).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -85,6 +86,35 @@ elseif(MODE STREQUAL "jax")
     message(FATAL_ERROR "study_jax.py neither skipped nor ran:\n${out}${err}")
   endif()
   expect_run(FALSE "merged" --merge ${DATA}/study_a.csv ${WORK}/jax.csv --out ${WORK})
+elseif(MODE STREQUAL "run")
+  # A tiny study from a JSON file: attention, the transformer layer and a collective on a 2 x 4
+  # mesh. results.json carries each run's per-instruction times (profile), none for the collective.
+  file(WRITE ${WORK}/tiny.json [=[{"study": {"name": "tiny", "repetitions": 2, "min_time": 0.001},
+  "configuration": [{"devices": 8, "mesh": [2, 4], "axes": ["dp", "mp"], "threads": 2, "wait_policy": "passive"}],
+  "workload": [{"name": "attention", "sizes": [{"batch": 2, "seq": 64, "heads": 4, "head_dim": 16}]},
+               {"name": "transformer", "sizes": [{"batch": 2, "seq": 32, "model": 64, "heads": 4, "hidden": 128}]},
+               {"name": "all_reduce", "sizes": [{"mb": 1}]}]}]=])
+  expect_run(FALSE "study 'tiny': 3 runs" ${WORK}/tiny.json --out ${WORK}/out)
+  file(READ ${WORK}/out/results.json json)
+  string(JSON n LENGTH "${json}" results)
+  string(JSON attention GET "${json}" results 0 problem)
+  string(JSON steps LENGTH "${json}" results 0 instructions)
+  string(JSON kinds GET "${json}" results 0 instructions)
+  string(JSON layer LENGTH "${json}" results 1 instructions)
+  math(EXPR last "${layer} - 1")
+  string(JSON last_call GET "${json}" results 1 instructions ${last} call)
+  string(JSON collective ERROR_VARIABLE none GET "${json}" results 2 instructions)
+  if(NOT n EQUAL 3 OR NOT attention STREQUAL "attention 2x64x4x16" OR NOT steps EQUAL 3 OR NOT last_call EQUAL 1
+     OR NOT none)
+    message(FATAL_ERROR "results.json: ${n} results (want 3), first '${attention}', ${steps} attention instructions "
+                        "(want 3: gemm, fused, gemm), the layer's last from call ${last_call} (want 1: the MLP half), "
+                        "the collective's instructions '${collective}' (want none)")
+  endif()
+  foreach(kind gemm fused)
+    if(NOT kinds MATCHES "\"kind\" *: *\"${kind}\"")
+      message(FATAL_ERROR "the attention's instructions have no ${kind}:\n${kinds}")
+    endif()
+  endforeach()
 else()
   message(FATAL_ERROR "test_study.cmake: unknown MODE '${MODE}'")
 endif()
