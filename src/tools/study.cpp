@@ -2,6 +2,7 @@
 #include "study.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <format>
 #include <fstream>
@@ -172,7 +173,7 @@ Study parse_study_table(toml::table const& root, std::string const& source) {
       auto const* t = node.as_table();
       std::string what = std::format("configuration {}", k);
       if (!t) throw StudyError(std::format("{}: {} must be a table", where(source, node), what));
-      check_keys(*t, {"devices", "mesh", "axes", "threads", "wait_policy"}, what, source);
+      check_keys(*t, {"devices", "mesh", "axes", "threads", "wait_policy", "preset"}, what, source);
       Configuration c;
       if (auto const* n = t->get("devices")) c.devices = static_cast<int>(integer(*n, what + ".devices", source));
       if (c.devices < 1 || c.devices > 4096)
@@ -223,6 +224,17 @@ Study parse_study_table(toml::table const& root, std::string const& source) {
         if (!v || (*v != "active" && *v != "passive"))
           throw StudyError(std::format("{}: {}.wait_policy must be \"active\" or \"passive\"", where(source, *n), what));
         c.wait_policy = *v;
+      }
+      if (auto const* n = t->get("preset")) {
+        auto v = n->value<std::string>();
+        bool plain = v && !v->empty() && std::all_of(v->begin(), v->end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+        });
+        if (!plain || *v == "." || *v == "..")
+          throw StudyError(std::format("{}: {}.preset must be a CMake preset's name (letters, digits, '-', '_'), "
+                                       "as in CMakePresets.json",
+                                       where(source, *n), what));
+        c.preset = *v;
       }
       s.configurations.push_back(std::move(c));
     }
@@ -498,6 +510,7 @@ std::vector<Portability> portability(std::span<Row const> rows) {
   for (auto const& r : rows) {
     platforms[r.problem].insert(r.platform);
     pairs[{r.problem, r.application}] = true;
+    if (!(r.fom > 0)) continue;  // a figure of 0 marks a run that could not happen there (as P3 reads it)
     auto& e = eff[{r.problem, r.application, r.platform}];
     e.first = std::max(e.first, r.app_eff);
     e.second = std::max(e.second, r.arch_eff);

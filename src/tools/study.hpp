@@ -46,6 +46,10 @@ struct Configuration {
   // OMP_WAIT_POLICY for the run ("active" or "passive"); empty: the environment's. On a shared,
   // oversubscribed host, spinning threads wait at every barrier for a descheduled one.
   std::string wait_policy;
+  // A CMake preset (CMakePresets.json) whose build runs this configuration: build/<preset>/
+  // tessel_study beside this tool, a platform of its own ("<CPU> / <backend> [<preset>]"). Empty:
+  // this tool's own build. A preset not built here, or whose run fails, is unsupported (fom 0).
+  std::string preset;
   [[nodiscard]] std::string label() const;  // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
 };
 

@@ -115,6 +115,25 @@ elseif(MODE STREQUAL "run")
       message(FATAL_ERROR "the attention's instructions have no ${kind}:\n${kinds}")
     endif()
   endforeach()
+  # Presets as configurations: this build's own preset runs through build/openmp/tessel_study as a
+  # platform of its own; a preset not built here is unsupported, so the PP over the three is 0.
+  get_filename_component(build_dir ${STUDY} DIRECTORY)
+  get_filename_component(preset ${build_dir} NAME)
+  file(WRITE ${WORK}/presets.toml "[study]\nname = \"presets\"\nrepetitions = 2\nmin_time = 0.001\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\npreset = \"${preset}\"\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\npreset = \"nonesuch\"\n"
+       "[[workload]]\nname = \"softmax\"\nsizes = [{rows = 256, cols = 256}]\n")
+  expect_run(FALSE "preset 'nonesuch' is not built here" ${WORK}/presets.toml --out ${WORK}/presets --platform here)
+  file(READ ${WORK}/presets/pp.csv pp)
+  file(READ ${WORK}/presets/results.csv csv)
+  string(REGEX MATCH "softmax 256x256,[^,\n]*\\[${preset}\\],tessel d8 m8 t2 passive,[0-9.]+" own "${csv}")
+  string(REGEX MATCH "softmax 256x256,tessel d8 m8 t2 passive,[^,\n]*\\[${preset}\\][^,\n]*,\\[nonesuch\\] unsupported,0,0\n"
+         zero "${pp}")
+  if(NOT own OR NOT zero OR NOT pp MATCHES "here")
+    message(FATAL_ERROR "presets: no row of preset '${preset}' with a figure of merit, or PP is not 0 over here, "
+                        "[${preset}] and [nonesuch] (unsupported):\n${csv}\n${pp}")
+  endif()
 else()
   message(FATAL_ERROR "test_study.cmake: unknown MODE '${MODE}'")
 endif()

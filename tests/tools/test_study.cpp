@@ -64,6 +64,7 @@ threads = 1
 [[configuration]]
 devices = 4
 wait_policy = "passive"
+preset = "cuda"
 [[workload]]
 name = "softmax"
 sizes = [{rows = 512}, {rows = 1024, cols = 256}]
@@ -77,6 +78,8 @@ name = "all_reduce"
   CHECK(s.configurations[0].label() == "tessel d8 m4x2 t1");
   CHECK(s.configurations[1].label() == "tessel d4 m4 t0 passive");
   CHECK(s.configurations[1].axes == std::vector<std::string>{"x"});
+  CHECK(s.configurations[0].preset.empty());
+  CHECK(s.configurations[1].preset == "cuda");  // the label is the application's: a preset is a platform
   REQUIRE(s.runs.size() == 3);
   CHECK(s.runs[0].size.label() == "512x1024");  // cols keeps its default
   CHECK(s.runs[1].size.label() == "1024x256");
@@ -104,6 +107,8 @@ TEST_CASE("study: every error in a study file names the offending item", "[study
              ContainsSubstring("configuration 1.devices must be an integer"));
   CHECK_THAT(error_of("[[configuration]]\nwait_policy = \"spin\"\n[[workload]]\nname = \"softmax\"\n"),
              ContainsSubstring("s.toml:2: configuration 1.wait_policy must be \"active\" or \"passive\""));
+  CHECK_THAT(error_of("[[configuration]]\npreset = \"../cuda\"\n[[workload]]\nname = \"softmax\"\n"),
+             ContainsSubstring("s.toml:2: configuration 1.preset must be a CMake preset's name"));
   CHECK_THAT(error_of("[study]\nname = \"x\"\n"), ContainsSubstring("s.toml: the study names no workload"));
   CHECK_THAT(error_of("[[workload]\nname = 1\n"), ContainsSubstring("s.toml:1: not a valid TOML study file"));
   try {
@@ -334,4 +339,23 @@ TEST_CASE("study: per-instruction times are medians over the profiles and travel
   };
   CHECK(error(json) == "i.json: 2 instruction lists for 1 result rows");
   CHECK_THAT(error("[[{\"call\": 0}]]"), ContainsSubstring("i.json: not a list of instruction lists:"));
+}
+
+TEST_CASE("study: a figure of merit of 0 (a preset that cannot run here) counts as unsupported", "[study]") {
+  std::vector<Row> rows(2);
+  rows[0].problem = "softmax 256x256";
+  rows[0].platform = "cpu / OpenMP";
+  rows[0].application = "tessel d8 m8 t2";
+  rows[0].unit = "GB/s";
+  rows[0].fom = 10;
+  rows[1] = rows[0];
+  rows[1].platform = "[cuda] unsupported";
+  rows[1].fom = 0;
+  compute_efficiencies(rows);
+  auto pp = portability(rows);
+  REQUIRE(pp.size() == 1);
+  CHECK(pp[0].platforms == std::vector<std::string>{"[cuda] unsupported", "cpu / OpenMP"});
+  CHECK(pp[0].unsupported == std::vector<std::string>{"[cuda] unsupported"});
+  CHECK(pp[0].pp_app == 0);
+  CHECK(pp[0].pp_arch == 0);
 }
