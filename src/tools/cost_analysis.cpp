@@ -11,6 +11,7 @@
 #include <range/v3/view/join.hpp>
 #include <range/v3/view/transform.hpp>
 
+#include "tessel/plan/cost_model.hpp"
 #include "tessel/runtime/device_groups.hpp"
 
 namespace tessel::plan {
@@ -142,6 +143,8 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       }
     }
     c.flops = flop_count(plan, step, c, largest, std::max<std::int64_t>(first_read, 0));
+    // The planner prices communication only; a kernel's estimate is the model's roofline.
+    if (step.kind == StepKind::kernel) c.estimate_us += cost_model().kernel_us(c.flops, c.bytes_read + c.bytes_written);
     c.groups = step_groups(step);
     if (!c.groups.empty()) c.mesh_axes = step_axes(step);
     if (made) held[static_cast<std::size_t>(step.node)] = made;
