@@ -31,10 +31,14 @@ std::string Size::label() const {
   return s;
 }
 
-std::string Configuration::label() const {
+std::string Configuration::mesh_label() const {
   std::string m;
   for (int s : mesh) m += (m.empty() ? "" : "x") + std::to_string(s);
-  return std::format("tessel d{} m{} t{}{}", devices, m, threads, wait_policy.empty() ? "" : " " + wait_policy);
+  return m;
+}
+
+std::string Configuration::label() const {
+  return std::format("tessel d{} m{} t{}{}", devices, mesh_label(), threads, wait_policy.empty() ? "" : " " + wait_policy);
 }
 
 namespace {

@@ -50,7 +50,8 @@ struct Configuration {
   // tessel_study beside this tool, a platform of its own ("<CPU> / <backend> [<preset>]"). Empty:
   // this tool's own build. A preset not built here, or whose run fails, is unsupported (fom 0).
   std::string preset;
-  [[nodiscard]] std::string label() const;  // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
+  [[nodiscard]] std::string label() const;       // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
+  [[nodiscard]] std::string mesh_label() const;  // "4x2"
 };
 
 struct WorkloadRun {

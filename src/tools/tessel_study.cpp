@@ -175,7 +175,7 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
       row.size = run.size.label();
       row.devices = config.devices;
       row.threads = have;
-      for (int m : config.mesh) row.mesh += (row.mesh.empty() ? "" : "x") + std::to_string(m);
+      row.mesh = config.mesh_label();
       // Where the time goes: a few profiled calls after the timed ones (profile fences between
       // instructions, so these calls are not part of the figure of merit).
       if (inst.profile) {
@@ -231,7 +231,7 @@ std::vector<Row> unsupported_rows(Study const& study, std::string const& preset,
       row.size = run.size.label();
       row.devices = config.devices;
       row.threads = threads;
-      for (int m : config.mesh) row.mesh += (row.mesh.empty() ? "" : "x") + std::to_string(m);
+      row.mesh = config.mesh_label();
       rows.push_back(std::move(row));
     }
   }
