@@ -5,7 +5,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <format>
 #include <fstream>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -238,11 +240,11 @@ sizes = [{batch = 2, seq = 64, model = 128, heads = 4, hidden = 256}]
 )",
                        "s.toml");
   REQUIRE(s.runs.size() == 2);
-  CHECK(s.runs[0].size.label() == "4x512x8x64");  // batch, seq, heads, head_dim
+  CHECK(s.runs[0].size.label() == "8x256x8x64");  // batch, seq, heads, head_dim
   CHECK(s.runs[1].size.label() == "2x64x128x4x256");
   std::string const mesh24 = "[[configuration]]\ndevices = 8\nmesh = [2, 4]\n";
   CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"attention\"\nsizes = [{heads = 6}]\n"),
-             ContainsSubstring("workload 'attention' of size 4x512x6x64 cannot run on tessel d8 m2x4 t0: heads = 6 is "
+             ContainsSubstring("workload 'attention' of size 8x256x6x64 cannot run on tessel d8 m2x4 t0: heads = 6 is "
                                "not divisible by the mesh's second axis (4)"));
   CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"attention\"\nsizes = [{batch = 3}]\n"),
              ContainsSubstring("batch = 3 is not divisible by the mesh's first axis (2)"));
@@ -358,4 +360,16 @@ TEST_CASE("study: a figure of merit of 0 (a preset that cannot run here) counts 
   CHECK(pp[0].unsupported == std::vector<std::string>{"[cuda] unsupported"});
   CHECK(pp[0].pp_app == 0);
   CHECK(pp[0].pp_arch == 0);
+}
+
+TEST_CASE("study: every workload's default size runs on the default configuration, and default.toml checks",
+          "[study]") {
+  std::string all;
+  for (auto const& w : workloads()) all += std::format("[[workload]]\nname = \"{}\"\n", w.name);
+  CHECK(parse_study(all, "all.toml").runs.size() == workloads().size());  // on 8 devices, mesh [8]
+  auto s = read_study(data("../../../examples/studies/default.toml"));
+  CHECK(s.name == "default");
+  std::set<std::string> named;
+  for (auto const& run : s.runs) named.insert(run.workload);
+  CHECK(named.size() == workloads().size());  // "every built-in workload", as the README says
 }
