@@ -24,9 +24,9 @@
 #include <cmath>
 #include <format>
 #include <fstream>
-#include <limits>
 #include <numeric>
 
+#include "attention_layers.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device_groups.hpp"
 #include "tessel/tessel.hpp"
@@ -172,25 +172,6 @@ std::optional<std::string> check_transformer(Size const& s, Configuration const&
 }
 
 
-// softmax(where(query >= key, scores, -inf)): the causal mask from iota, fused into the softmax;
-// `s` is (batch, heads, seq, seq).
-template <class Scores>
-auto causal_softmax(Scores const& scores, Shape const& s) {
-  float const ninf = -std::numeric_limits<float>::infinity();
-  return softmax(where(iota<std::int32_t>(s, 2) >= iota<std::int32_t>(s, 3), scores, ninf), -1);
-}
-
-// bench_attention's expression; q, k, v of (batch, seq, heads, head_dim).
-auto causal_attention() {
-  return jit([](auto const& q, auto const& k, auto const& v) {
-    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (batch, heads, seq_q, seq_k)
-    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (batch, heads, seq_q, head_dim)
-    Shape const& x = q.shape();
-    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(x[3])));
-    return dot_general(causal_softmax(scores, Shape{x[0], x[2], x[1], x[1]}), v, pv);
-  });
-}
-
 Instance attention(Size const& s, Configuration const& c) {
   std::int64_t batch = s["batch"], seq = s["seq"], heads = s["heads"], head_dim = s["head_dim"];
   auto mesh = dp_mp_mesh(c);
@@ -199,35 +180,11 @@ Instance attention(Size const& s, Configuration const& c) {
   auto q = random::normal(PRNGKey(0), shape, sh);
   auto k = random::normal(PRNGKey(1), shape, sh);
   auto v = random::normal(PRNGKey(2), shape, sh);
-  auto f = causal_attention();
+  auto f = bench::causal_attention();
   double elements = static_cast<double>(batch) * static_cast<double>(seq) * static_cast<double>(heads) *
                     static_cast<double>(head_dim);
   return {[=] { auto y = f(q, k, v); }, 4.0 * elements * sizeof(float), 4.0 * elements * static_cast<double>(seq),
           profile_of(f, q, k, v)};
-}
-
-// bench_transformer's layer as its two jitted halves (the residual x1 feeds both the second norm
-// and the output): attention with its residual, then the MLP with its residual.
-auto attention_half() {
-  return jit([](auto const& x, auto const& g1, auto const& b1, auto const& wq, auto const& wk, auto const& wv,
-                auto const& wo) {
-    DotDims project{{2}, {0}, {}, {}};     // (b, s, m) . (m, h, d) -> (b, s, h, d)
-    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
-    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
-    DotDims out{{1, 3}, {0, 1}, {}, {}};   // (b, h, s, d) . (h, d, m) -> (b, s, m)
-    auto h = layer_norm(x, g1, b1, 1e-5);
-    auto q = dot_general(h, wq, project), k = dot_general(h, wk, project), v = dot_general(h, wv, project);
-    Shape const &xs = x.shape(), &ws = wq.shape();
-    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(ws[2])));
-    auto p = causal_softmax(scores, Shape{xs[0], ws[1], xs[1], xs[1]});
-    return x + dot_general(dot_general(p, v, pv), wo, out);
-  });
-}
-auto mlp_half() {
-  return jit([](auto const& x1, auto const& g2, auto const& b2, auto const& w1, auto const& w2) {
-    DotDims dense{{2}, {0}, {}, {}};  // (b, s, m) . (m, f) -> (b, s, f)
-    return x1 + dot_general(gelu(dot_general(layer_norm(x1, g2, b2, 1e-5), w1, dense)), w2, dense);
-  });
 }
 
 Instance transformer(Size const& s, Configuration const& c) {
@@ -248,8 +205,8 @@ Instance transformer(Size const& s, Configuration const& c) {
   auto wo = weight(8, {heads, head_dim, model}, on(mp, None, None));
   auto w1 = weight(9, {model, hidden}, on(None, mp));
   auto w2 = weight(10, {hidden, model}, on(mp, None));
-  auto first = attention_half();
-  auto second = mlp_half();
+  auto first = bench::attention_half();
+  auto second = bench::mlp_half();
   double tokens = static_cast<double>(batch) * static_cast<double>(seq), m = static_cast<double>(model);
   double flops = 2.0 * tokens * m * m * 4                                     // Q, K, V, output projection
                  + 4.0 * tokens * static_cast<double>(seq) * m                // scores and p . v
