@@ -28,7 +28,9 @@ struct AlphaBeta {
 
 // A kernel (a fused region, a reduction, a GEMM) on one device: a launch latency, then its bytes
 // at the memory bandwidth or its flops at the compute peak, whichever takes longer (a roofline).
-// Per device: where logical devices share one host's cores and memory, each has its share of them.
+// Per device: where logical devices share one host's cores and memory, each has its share of them
+// (calibrate with the cost model file's kernel line: ./tessel study measures the STREAM triad and
+// the SGEMM peak; divide them by the devices that share them).
 struct Roofline {
   double launch_us = 2.0;
   double bandwidth_GBps = 10.0;
