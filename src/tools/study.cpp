@@ -243,7 +243,7 @@ Study parse_study_table(toml::table const& root, std::string const& source) {
       s.configurations.push_back(std::move(c));
     }
   }
-  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0, {}});
+  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0, {}, {}});
 
   auto const* list = root["workload"].as_array();
   if (!list || list->empty())
