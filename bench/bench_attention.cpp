@@ -10,10 +10,9 @@
 // (bench/fma_peak.hpp), and GB_per_s of the softmax's read and write of the scores.
 #include <benchmark/benchmark.h>
 
-#include <cmath>
-#include <limits>
 #include <string>
 
+#include "attention_layers.hpp"
 #include "fma_peak.hpp"
 #include "interleaved.hpp"
 #include "tessel/runtime/local_dot.hpp"
@@ -24,19 +23,6 @@ namespace {
 using namespace tessel;
 constexpr std::int64_t batch = 8, seq = 1024, heads = 16, head_dim = 64;
 
-// softmax(mask(q . k^T / sqrt(d))) . v for q, k, v of (batch, seq, heads, head_dim).
-auto causal_attention() {
-  return jit([](auto const& q, auto const& k, auto const& v) {
-    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (batch, heads, seq_q, seq_k)
-    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(head_dim)));
-    Shape s{batch, heads, seq, seq};
-    float const ninf = -std::numeric_limits<float>::infinity();
-    auto p = softmax(where(iota<std::int32_t>(s, 2) >= iota<std::int32_t>(s, 3), scores, ninf), -1);
-    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (batch, heads, seq_q, head_dim)
-    return dot_general(p, v, pv);
-  });
-}
-
 void BM_causal_attention(benchmark::State& state) {
   auto mesh = make_mesh({2, 4}, {"dp", "mp"});
   NamedSharding s(mesh, P("dp", None, "mp", None));
@@ -44,7 +30,7 @@ void BM_causal_attention(benchmark::State& state) {
   auto q = random::normal(PRNGKey(0), shape, s);
   auto k = random::normal(PRNGKey(1), shape, s);
   auto v = random::normal(PRNGKey(2), shape, s);
-  auto attention = causal_attention();
+  auto attention = bench::causal_attention();
   auto peak = bench::blas_fma(detail::blas_info().core);
   peak.calibrate();
   auto call = [&] { benchmark::DoNotOptimize(attention(q, k, v)); };

@@ -12,9 +12,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 
+#include "attention_layers.hpp"
 #include "fma_peak.hpp"
 #include "interleaved.hpp"
 #include "tessel/runtime/local_dot.hpp"
@@ -25,31 +25,6 @@ namespace {
 
 using namespace tessel;
 constexpr std::int64_t batch = 4, seq = 1024, model = 1024, heads = 16, head_dim = 64, hidden = 4096;
-
-// The layer as two jitted halves (the residual x1 feeds both the second norm and the output, so it
-// is a value of its own): attention with its residual, then the MLP with its residual.
-auto attention_half() {
-  return jit([](auto const& x, auto const& g1, auto const& b1, auto const& wq, auto const& wk, auto const& wv,
-                auto const& wo) {
-    DotDims project{{2}, {0}, {}, {}};     // (b, s, m) . (m, h, d) -> (b, s, h, d)
-    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
-    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
-    DotDims out{{1, 3}, {0, 1}, {}, {}};   // (b, h, s, d) . (h, d, m) -> (b, s, m)
-    auto h = layer_norm(x, g1, b1, 1e-5);
-    auto q = dot_general(h, wq, project), k = dot_general(h, wk, project), v = dot_general(h, wv, project);
-    Shape s{batch, heads, seq, seq};
-    float const ninf = -std::numeric_limits<float>::infinity();
-    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(head_dim)));
-    auto p = softmax(where(iota<std::int32_t>(s, 2) >= iota<std::int32_t>(s, 3), scores, ninf), -1);
-    return x + dot_general(dot_general(p, v, pv), wo, out);
-  });
-}
-auto mlp_half() {
-  return jit([](auto const& x1, auto const& g2, auto const& b2, auto const& w1, auto const& w2) {
-    DotDims dense{{2}, {0}, {}, {}};  // (b, s, m) . (m, f) -> (b, s, f)
-    return x1 + dot_general(gelu(dot_general(layer_norm(x1, g2, b2, 1e-5), w1, dense)), w2, dense);
-  });
-}
 
 // Microseconds of a profile's instructions that move data between devices.
 double communication_us(Profile const& p) {
@@ -74,8 +49,8 @@ void BM_transformer_layer(benchmark::State& state) {
   Tensor<float> wo = weight(8, {heads, head_dim, model}, on("mp", None, None));
   Tensor<float> w1 = weight(9, {model, hidden}, on(None, "mp"));
   Tensor<float> w2 = weight(10, {hidden, model}, on("mp", None));
-  auto attention = attention_half();
-  auto mlp = mlp_half();
+  auto attention = bench::attention_half();
+  auto mlp = bench::mlp_half();
   auto peak = bench::blas_fma(detail::blas_info().core);
   peak.calibrate();
   auto call = [&] {

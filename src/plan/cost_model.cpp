@@ -33,6 +33,27 @@ std::vector<Entry> entries(CostModel& m) {
           {"local_copy", &m.local_copy.latency_us, &m.local_copy.bandwidth_GBps}};
 }
 
+// "kernel launch_us bandwidth_GBps GFLOPps": the roofline's line, three values where the other
+// entries have two.
+Roofline read_roofline(std::vector<std::string> const& f, std::string const& where) {
+  if (f.size() != 4)
+    throw Error(std::format("{}: entry 'kernel' has {} values; expected 3 (launch_us bandwidth_GBps GFLOPps)", where,
+                            f.size() - 1));
+  char const* names[3] = {"launch_us", "bandwidth_GBps", "GFLOPps"};
+  double values[3];
+  for (std::size_t k = 0; k < 3; ++k) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(f[k + 1].c_str(), &end);
+    bool ok = end == f[k + 1].c_str() + f[k + 1].size() && errno == 0 && std::isfinite(v) && (k == 0 ? v >= 0 : v > 0);
+    if (!ok)
+      throw Error(std::format("{}: {} of 'kernel' is '{}'; expected a {} number", where, names[k], f[k + 1],
+                              k == 0 ? "finite non-negative" : "finite positive"));
+    values[k] = v;
+  }
+  return {values[0], values[1], values[2]};
+}
+
 std::mutex model_mutex;
 bool model_loaded = false;
 
@@ -103,6 +124,10 @@ CostModel read_cost_model(std::string const& path) {
     std::vector<std::string> f;
     for (std::string w; fields >> w;) f.push_back(w);
     if (f.empty()) continue;
+    if (f[0] == "kernel") {
+      m.kernel = read_roofline(f, where());
+      continue;
+    }
     auto e = std::find_if(table.begin(), table.end(), [&](Entry const& x) { return f[0] == x.name; });
     if (e == table.end())
       throw Error(std::format("{}: unknown entry '{}' (expected one of transfer, all_gather, reduce_scatter, "
@@ -137,6 +162,8 @@ std::string to_string(CostModel const& model) {
       "# tessel cost model (alpha-beta per collective), written by tessel_calibrate\n"
       "# name latency_us bandwidth_GBps\n";
   for (auto const& e : entries(m)) s += std::format("{} {:.6g} {:.6g}\n", e.name, *e.latency, *e.bandwidth);
+  s += std::format("# kernel launch_us bandwidth_GBps GFLOPps (a roofline per device)\nkernel {:.6g} {:.6g} {:.6g}\n",
+                   m.kernel.launch_us, m.kernel.bandwidth_GBps, m.kernel.GFLOPps);
   return s;
 }
 

@@ -84,7 +84,7 @@ std::string to_json(Plan const& plan) {
     s += std::format(
         "{}\n  {{\"kind\": \"{}\", \"label\": {}, \"node\": {}, \"operands\": [{}], \"devices\": {}, \"bytes\": {}, "
         "\"estimate_us\": {}{}, \"text\": {}}}",
-        k ? "," : "", kind_name(st), json_string(st.label), st.node, operands, st.devices, st.bytes, st.estimate_us,
+        k ? "," : "", kind_name(st), json_string(st.label), st.node, operands, st.devices, st.bytes, c.estimate_us,
         cost, json_string(st.text));
     flops += c.flops;
     read += c.bytes_read;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <format>
+#include <range/v3/view/enumerate.hpp>
 #include <string>
 
 #include "tessel/core/error.hpp"
@@ -21,22 +22,20 @@ constexpr bool host_accessible = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::H
 // one and replicas are copied from it, so replicated shards cost one transfer from the host.
 std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) {
   std::vector<std::size_t> first(t.shards.size());
-  for (std::size_t i = 0; i < t.shards.size(); ++i) {
+  for (auto [i, shard] : ranges::views::enumerate(t.shards)) {
     first[i] = i;
-    if (local && !t.shards[i].addressable) continue;
-    for (std::size_t j = 0; j < i; ++j)
-      if (t.shards[j].index == t.shards[i].index && (!local || t.shards[j].addressable)) {
-        first[i] = j;
-        break;
-      }
+    if (local && !shard.addressable) continue;
+    auto const begin = t.shards.begin();
+    auto same = [&](ShardBuffer const& s) { return s.index == shard.index && (!local || s.addressable); };
+    first[i] = static_cast<std::size_t>(std::find_if(begin, begin + static_cast<std::ptrdiff_t>(i), same) - begin);
   }
   return first;
 }
 
 void copy_replicas(TensorImpl& t, std::vector<std::size_t> const& first) {
   fence_all_devices();
-  for (std::size_t i = 0; i < t.shards.size(); ++i)
-    if (first[i] != i) Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[first[i]].bytes);
+  for (auto [i, from] : ranges::views::enumerate(first))
+    if (from != i) Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[from].bytes);
   fence_all_devices();
 }
 
@@ -59,8 +58,8 @@ bool TensorImpl::fully_addressable() const {
 
 std::vector<std::size_t> local_positions(TensorImpl const& t) {
   std::vector<std::size_t> out;
-  for (std::size_t pos = 0; pos < t.shards.size(); ++pos)
-    if (t.shards[pos].addressable) out.push_back(pos);
+  for (auto [pos, shard] : ranges::views::enumerate(t.shards))
+    if (shard.addressable) out.push_back(pos);
   return out;
 }
 
@@ -73,8 +72,8 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   std::size_t bytes = t->shard_bytes();
   Mesh const& mesh = sharding.mesh();
-  for (int flat = 0; flat < mesh.num_devices(); ++flat) {
-    int id = mesh.device_id(flat);
+  for (auto [position, id] : ranges::views::enumerate(mesh.device_ids())) {
+    int const flat = static_cast<int>(position);
     if (!is_local_device(id)) {
       if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
       t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(), nullptr, false});
@@ -103,9 +102,8 @@ namespace {
 void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   auto first = first_holders(t, true);
   std::size_t const element = size_of(t.dtype);
-  for (std::size_t i = 0; i < t.shards.size(); ++i) {
-    if (first[i] != i || !t.shards[i].addressable) continue;
-    ShardBuffer& s = t.shards[i];
+  for (auto [i, s] : ranges::views::enumerate(t.shards)) {
+    if (first[i] != i || !s.addressable) continue;
     if constexpr (host_accessible) {
       copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, element);
     } else {
@@ -252,9 +250,8 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
   auto first = first_holders(source);
   Box const whole = Box::whole(source.shape);
   auto* dst = static_cast<std::byte*>(out);
-  for (std::size_t i = 0; i < source.shards.size(); ++i) {
+  for (auto [i, s] : ranges::views::enumerate(source.shards)) {
     if (first[i] != i) continue;
-    ShardBuffer const& s = source.shards[i];
     if constexpr (host_accessible) {
       copy_region(device(s.device).exec, s.bytes.data(), s.index, dst, whole, s.index, size_of(dtype));
     } else {
@@ -270,9 +267,8 @@ std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, Named
                                           std::function<void(Box const&, void*)> const& fill) {
   auto t = TensorImpl::allocate(shape, dtype, sharding);
   auto first = first_holders(*t, true);
-  for (std::size_t i = 0; i < t->shards.size(); ++i) {
-    if (first[i] != i || !t->shards[i].addressable) continue;
-    ShardBuffer& s = t->shards[i];
+  for (auto [i, s] : ranges::views::enumerate(t->shards)) {
+    if (first[i] != i || !s.addressable) continue;
     // On host backends the mirror is the shard itself, so the callback writes in place.
     auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
     fill(s.index, staging.data());

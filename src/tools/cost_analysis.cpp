@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <format>
 #include <optional>
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/join.hpp>
+#include <range/v3/view/transform.hpp>
 
+#include "tessel/plan/cost_model.hpp"
 #include "tessel/runtime/device_groups.hpp"
 
 namespace tessel::plan {
@@ -139,6 +143,8 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       }
     }
     c.flops = flop_count(plan, step, c, largest, std::max<std::int64_t>(first_read, 0));
+    // The planner prices communication only; a kernel's estimate is the model's roofline.
+    if (step.kind == StepKind::kernel) c.estimate_us += cost_model().kernel_us(c.flops, c.bytes_read + c.bytes_written);
     c.groups = step_groups(step);
     if (!c.groups.empty()) c.mesh_axes = step_axes(step);
     if (made) held[static_cast<std::size_t>(step.node)] = made;
@@ -148,13 +154,12 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
 }
 
 std::string replica_groups_text(std::vector<std::vector<int>> const& groups) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    s += i ? ",{" : "{";
-    for (std::size_t j = 0; j < groups[i].size(); ++j) s += std::format("{}{}", j ? "," : "", groups[i][j]);
-    s += "}";
-  }
-  return s + "}";
+  auto braced = [](std::vector<int> const& group) {
+    return "{" + (group | ranges::views::transform([](int id) { return std::to_string(id); }) | ranges::views::join(',') |
+                  ranges::to<std::string>()) +
+           "}";
+  };
+  return "{" + (groups | ranges::views::transform(braced) | ranges::views::join(',') | ranges::to<std::string>()) + "}";
 }
 
 std::string cost_analysis_text(Plan const& plan) {

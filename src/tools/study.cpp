@@ -2,6 +2,7 @@
 #include "study.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <format>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <toml++/toml.hpp>
+#include <variant>
 
 #include "study_workloads.hpp"
 
@@ -29,10 +31,14 @@ std::string Size::label() const {
   return s;
 }
 
-std::string Configuration::label() const {
+std::string Configuration::mesh_label() const {
   std::string m;
   for (int s : mesh) m += (m.empty() ? "" : "x") + std::to_string(s);
-  return std::format("tessel d{} m{} t{}{}", devices, m, threads, wait_policy.empty() ? "" : " " + wait_policy);
+  return m;
+}
+
+std::string Configuration::label() const {
+  return std::format("tessel d{} m{} t{}{}", devices, mesh_label(), threads, wait_policy.empty() ? "" : " " + wait_policy);
 }
 
 namespace {
@@ -70,6 +76,53 @@ std::int64_t integer(toml::node const& n, std::string const& what, std::string c
 
 }  // namespace
 
+namespace {
+
+// A JSON study file is read as the TOML table it spells, so both forms pass the same checks. Its
+// nodes carry no line numbers: messages name the file and the item ("configuration 2.mesh").
+using Scalar = std::variant<std::int64_t, double, std::string, bool>;
+toml::table table_of(nlohmann::json const& j, std::string const& path, std::string const& source);
+toml::array array_of(nlohmann::json const& j, std::string const& path, std::string const& source);
+
+Scalar scalar_of(nlohmann::json const& j, std::string const& path, std::string const& source) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::number_integer: return j.get<std::int64_t>();
+    case nlohmann::json::value_t::number_unsigned:
+      if (j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        throw StudyError(std::format("{}: {} is too large", source, path));
+      return static_cast<std::int64_t>(j.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return j.get<double>();
+    case nlohmann::json::value_t::string: return j.get<std::string>();
+    case nlohmann::json::value_t::boolean: return j.get<bool>();
+    default: throw StudyError(std::format("{}: {} is null; a study file has no null values", source, path));
+  }
+}
+
+template <class Put>
+void put(nlohmann::json const& j, std::string const& path, std::string const& source, Put const& put_node) {
+  if (j.is_object()) put_node(table_of(j, path, source));
+  else if (j.is_array()) put_node(array_of(j, path, source));
+  else std::visit([&](auto&& v) { put_node(std::move(v)); }, scalar_of(j, path, source));
+}
+
+toml::table table_of(nlohmann::json const& j, std::string const& path, std::string const& source) {
+  toml::table t;
+  for (auto const& [k, v] : j.items())
+    put(v, path.empty() ? k : path + "." + k, source, [&](auto&& node) { t.insert(k, std::move(node)); });
+  return t;
+}
+
+toml::array array_of(nlohmann::json const& j, std::string const& path, std::string const& source) {
+  toml::array a;
+  for (std::size_t i = 0; i < j.size(); ++i)
+    put(j[i], std::format("{}[{}]", path, i), source, [&](auto&& node) { a.push_back(std::move(node)); });
+  return a;
+}
+
+Study parse_study_table(toml::table const& root, std::string const& source);
+
+}  // namespace
+
 Study parse_study(std::string_view text, std::string const& source) {
   toml::table root;
   try {
@@ -78,6 +131,23 @@ Study parse_study(std::string_view text, std::string const& source) {
     throw StudyError(std::format("{}:{}: not a valid TOML study file: {}", source, e.source().begin.line,
                                  e.description()));
   }
+  return parse_study_table(root, source);
+}
+
+Study parse_study_json(std::string_view text, std::string const& source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (nlohmann::json::parse_error const& e) {
+    throw StudyError(std::format("{}: not a valid JSON study file: {}", source, e.what()));
+  }
+  if (!j.is_object())
+    throw StudyError(std::format("{}: a JSON study file is an object ({{\"study\": ..., \"workload\": [...]}})", source));
+  return parse_study_table(table_of(j, "", source), source);
+}
+
+namespace {
+Study parse_study_table(toml::table const& root, std::string const& source) {
   check_keys(root, {"study", "configuration", "workload"}, "the study file", source);
   Study s;
   if (auto const* st = root["study"].as_table()) {
@@ -107,7 +177,7 @@ Study parse_study(std::string_view text, std::string const& source) {
       auto const* t = node.as_table();
       std::string what = std::format("configuration {}", k);
       if (!t) throw StudyError(std::format("{}: {} must be a table", where(source, node), what));
-      check_keys(*t, {"devices", "mesh", "axes", "threads", "wait_policy"}, what, source);
+      check_keys(*t, {"devices", "mesh", "axes", "threads", "wait_policy", "preset"}, what, source);
       Configuration c;
       if (auto const* n = t->get("devices")) c.devices = static_cast<int>(integer(*n, what + ".devices", source));
       if (c.devices < 1 || c.devices > 4096)
@@ -159,10 +229,21 @@ Study parse_study(std::string_view text, std::string const& source) {
           throw StudyError(std::format("{}: {}.wait_policy must be \"active\" or \"passive\"", where(source, *n), what));
         c.wait_policy = *v;
       }
+      if (auto const* n = t->get("preset")) {
+        auto v = n->value<std::string>();
+        bool plain = v && !v->empty() && std::all_of(v->begin(), v->end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+        });
+        if (!plain || *v == "." || *v == "..")
+          throw StudyError(std::format("{}: {}.preset must be a CMake preset's name (letters, digits, '-', '_'), "
+                                       "as in CMakePresets.json",
+                                       where(source, *n), what));
+        c.preset = *v;
+      }
       s.configurations.push_back(std::move(c));
     }
   }
-  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0, {}});
+  if (s.configurations.empty()) s.configurations.push_back(Configuration{8, {8}, {"x"}, 0, {}, {}});
 
   auto const* list = root["workload"].as_array();
   if (!list || list->empty())
@@ -220,8 +301,12 @@ Study parse_study(std::string_view text, std::string const& source) {
   }
   return s;
 }
+}  // namespace
 
-Study read_study(std::string const& path) { return parse_study(read_file(path, "study file"), path); }
+Study read_study(std::string const& path) {
+  std::string text = read_file(path, "study file");
+  return path.ends_with(".json") ? parse_study_json(text, path) : parse_study(text, path);
+}
 
 namespace {
 
@@ -429,6 +514,7 @@ std::vector<Portability> portability(std::span<Row const> rows) {
   for (auto const& r : rows) {
     platforms[r.problem].insert(r.platform);
     pairs[{r.problem, r.application}] = true;
+    if (!(r.fom > 0)) continue;  // a figure of 0 marks a run that could not happen there (as P3 reads it)
     auto& e = eff[{r.problem, r.application, r.platform}];
     e.first = std::max(e.first, r.app_eff);
     e.second = std::max(e.second, r.arch_eff);
@@ -469,6 +555,60 @@ std::string to_csv(std::span<Portability const> pp) {
   return out;
 }
 
+namespace {
+nlohmann::ordered_json instructions_of(Row const& r) {
+  auto list = nlohmann::ordered_json::array();
+  for (auto const& i : r.instructions)
+    list.push_back({{"call", i.call},
+                    {"step", i.step},
+                    {"label", i.label},
+                    {"kind", i.kind},
+                    {"measured_us", i.measured_us},
+                    {"estimate_us", i.estimate_us},
+                    {"flops", i.flops},
+                    {"bytes", i.bytes}});
+  return list;
+}
+}  // namespace
+
+std::vector<InstructionTime> median_instructions(std::vector<std::vector<InstructionTime>> const& profiles) {
+  if (profiles.empty()) return {};
+  std::vector<InstructionTime> out = profiles[0];
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    std::vector<double> us;
+    for (auto const& p : profiles)
+      if (p.size() == out.size()) us.push_back(p[k].measured_us);
+    std::sort(us.begin(), us.end());
+    std::size_t n = us.size();
+    out[k].measured_us = n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
+  }
+  return out;
+}
+
+std::string instructions_to_json(std::span<Row const> rows) {
+  auto j = nlohmann::ordered_json::array();
+  for (auto const& r : rows) j.push_back(instructions_of(r));
+  return j.dump() + "\n";
+}
+
+void attach_instructions(std::vector<Row>& rows, std::string_view json, std::string const& source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+    if (!j.is_array() || j.size() != rows.size())
+      throw StudyError(std::format("{}: {} instruction lists for {} result rows", source, j.is_array() ? j.size() : 0,
+                                   rows.size()));
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (auto const& i : j[r])
+        rows[r].instructions.push_back({i.at("call").get<int>(), i.at("step").get<std::size_t>(),
+                                        i.at("label").get<std::string>(), i.at("kind").get<std::string>(),
+                                        i.at("measured_us").get<double>(), i.at("estimate_us").get<double>(),
+                                        i.at("flops").get<double>(), i.at("bytes").get<double>()});
+  } catch (nlohmann::json::exception const& e) {
+    throw StudyError(std::format("{}: not a list of instruction lists: {}", source, e.what()));
+  }
+}
+
 std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp,
                     std::vector<std::pair<std::string, std::string>> const& environment) {
   nlohmann::ordered_json j;
@@ -489,6 +629,7 @@ std::string to_json(std::string const& study_name, std::span<Row const> rows, st
                        {"workload", r.workload},      {"size", r.size},
                        {"devices", r.devices},        {"mesh", r.mesh},
                        {"threads", r.threads}});
+    if (!r.instructions.empty()) results.back()["instructions"] = instructions_of(r);
     if (!limits.contains(r.platform)) limits[r.platform] = nlohmann::ordered_json::object();
     auto& l = limits[r.platform];
     if (r.peak_GBps > 0) l["stream_triad_GBps"] = std::max(l.value("stream_triad_GBps", 0.0), r.peak_GBps);

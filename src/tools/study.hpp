@@ -46,7 +46,12 @@ struct Configuration {
   // OMP_WAIT_POLICY for the run ("active" or "passive"); empty: the environment's. On a shared,
   // oversubscribed host, spinning threads wait at every barrier for a descheduled one.
   std::string wait_policy;
-  [[nodiscard]] std::string label() const;  // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
+  // A CMake preset (CMakePresets.json) whose build runs this configuration: build/<preset>/
+  // tessel_study beside this tool, a platform of its own ("<CPU> / <backend> [<preset>]"). Empty:
+  // this tool's own build. A preset not built here, or whose run fails, is unsupported (fom 0).
+  std::string preset;
+  [[nodiscard]] std::string label() const;       // "tessel d8 m4x2 t2", "tessel d8 m8 t2 passive"
+  [[nodiscard]] std::string mesh_label() const;  // "4x2"
 };
 
 struct WorkloadRun {
@@ -63,10 +68,28 @@ struct Study {
   std::vector<Configuration> configurations;
 };
 
-// Parses and checks a study file (TOML); `source` names it in messages. Every workload, size
-// parameter and configuration is checked before anything runs.
+// Parses and checks a study file, TOML or JSON (the same tables: {"study": {...}, "configuration":
+// [{...}], "workload": [{...}]}); `source` names it in messages. Every workload, size parameter and
+// configuration is checked before anything runs. read_study reads JSON when the name ends in .json.
 Study parse_study(std::string_view toml_text, std::string const& source);
+Study parse_study_json(std::string_view json_text, std::string const& source);
 Study read_study(std::string const& path);
+
+// One instruction of a profiled workload call (tessel::profile, tools/profile.hpp). `call` numbers
+// the jitted functions one workload call runs (the transformer layer runs two halves), `step` is
+// the instruction's index in that function's plan.
+struct InstructionTime {
+  int call = 0;
+  std::size_t step = 0;
+  std::string label, kind;
+  double measured_us = 0;  // all devices together; in results, the median over the profiled calls
+  double estimate_us = 0;  // the cost model's
+  double flops = 0, bytes = 0;  // per device (bytes read and written)
+};
+
+// Per instruction, the median of measured_us over several profiles of the same call (which run
+// the same plans, so the lists match); the first list's other fields.
+std::vector<InstructionTime> median_instructions(std::vector<std::vector<InstructionTime>> const& profiles);
 
 // One (problem, platform, application) result.
 struct Row {
@@ -85,6 +108,7 @@ struct Row {
   std::string workload, size;
   int devices = 0, threads = 0;
   std::string mesh;
+  std::vector<InstructionTime> instructions;  // in the JSON only; empty where no plan runs
 };
 
 // The CSV header, in order: the P3 columns first.
@@ -118,6 +142,12 @@ std::string to_csv(std::span<Portability const> pp);
 // `environment`: the variables that choose threads and their placement, as the run saw them.
 std::string to_json(std::string const& study_name, std::span<Row const> rows, std::span<Portability const> pp,
                     std::vector<std::pair<std::string, std::string>> const& environment = {});
+
+// The rows' instruction lists as JSON, one array per row in row order, and back onto the rows read
+// from the CSV written beside it (how a study's worker process hands them to its parent); the
+// counts must agree, else StudyError naming `source`.
+std::string instructions_to_json(std::span<Row const> rows);
+void attach_instructions(std::vector<Row>& rows, std::string_view json, std::string const& source);
 
 // "<CPU model> / OpenMP": this machine and backend.
 std::string platform_label();

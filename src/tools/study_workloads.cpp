@@ -9,6 +9,11 @@
 //   layer_norm_gelu gelu((x - mean) * rsqrt(var + eps) * g + b): 1 read + 1 write; 20 flops/element
 //   rms_norm        x * rsqrt(mean(x^2) + eps) * g: 1 read + 1 write; 4 flops/element
 //   megatron_mlp    relu(x @ W1) @ W2: 4 * batch * model * hidden flops; bytes of x, W1, W2, y
+//   attention       causal softmax(q k^T / sqrt(d)) v (bench_attention.cpp): the two GEMMs'
+//                   4 * batch * heads * seq^2 * head_dim flops (the masked half included, as XLA
+//                   counts them); bytes of q, k, v and the output
+//   transformer     one pre-norm layer (bench_transformer.cpp): the GEMMs' flops (Q, K, V, output
+//                   projections, attention, MLP); bytes of x, the weights and the output
 //   collectives     (sum of the members' in buffers + sum of their out buffers) / 2, the least
 //                   traffic any implementation has, as bench_collectives counts it
 // (A flop is one elementwise op or reduction step, exp and tanh counted once: the intensities
@@ -16,13 +21,16 @@
 #include "study_workloads.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <format>
 #include <fstream>
 #include <numeric>
 
+#include "attention_layers.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device_groups.hpp"
 #include "tessel/tessel.hpp"
+#include "tessel/tools/profile.hpp"
 
 namespace tessel::study {
 
@@ -38,6 +46,23 @@ Mesh mesh_of(Configuration const& c) {
     names.push_back(AxisName(c.axes[i]));
   }
   return make_mesh(MeshAxes(sizes, names));
+}
+
+// Appends profile(f, args...)'s instructions, numbered `call`.
+template <class F, class... Args>
+void append_profile(std::vector<InstructionTime>& out, int call, Jitted<F> const& f, Args const&... args) {
+  for (auto const& r : profile(f, args...).rows)
+    out.push_back({call, r.step, r.label, r.kind, r.measured_us, r.estimate_us, r.flops, r.bytes_read + r.bytes_written});
+}
+
+// The profile of a workload that is one jitted call.
+template <class F, class... Args>
+std::function<std::vector<InstructionTime>()> profile_of(Jitted<F> f, Args... args) {
+  return [=] {
+    std::vector<InstructionTime> out;
+    append_profile(out, 0, f, args...);
+    return out;
+  };
 }
 
 // Dimension 0 over every mesh axis (major to minor), the rest replicated.
@@ -64,7 +89,9 @@ Instance fused_chain(Size const& s, Configuration const& c) {
   auto a = random::normal(PRNGKey(0), {n}, sh);
   auto x = random::normal(PRNGKey(1), {n}, sh);
   auto b = random::normal(PRNGKey(2), {n}, sh);
-  return {[=] { Tensor<float> y = eval(tanh(a * x + b) * 0.5f - x / 3.0f); }, 4.0 * n * sizeof(float), 6.0 * n};
+  auto chain = [](auto const& a, auto const& x, auto const& b) { return tanh(a * x + b) * 0.5f - x / 3.0f; };
+  return {[=] { Tensor<float> y = eval(chain(a, x, b)); }, 4.0 * n * sizeof(float), 6.0 * n,
+          profile_of(jit(chain), a, x, b)};
 }
 
 template <class F>
@@ -76,7 +103,7 @@ Instance rows_workload(Size const& s, Configuration const& c, double flops_per_e
   auto b = random::normal(PRNGKey(2), {cols}, NamedSharding(mesh, P()));
   double elements = static_cast<double>(rows) * static_cast<double>(cols);
   return {[=] { Tensor<float> y = eval(normalize(x, g, b)); }, 2.0 * elements * sizeof(float),
-          flops_per_element * elements};
+          flops_per_element * elements, profile_of(jit(normalize), x, g, b)};
 }
 
 Instance softmax_rows(Size const& s, Configuration const& c) {
@@ -96,6 +123,14 @@ std::pair<int, int> mlp_mesh(Configuration const& c) {
   return c.mesh.size() == 1 ? std::pair{c.mesh[0], 1} : std::pair{c.mesh[0], c.mesh[1]};
 }
 
+Mesh dp_mp_mesh(Configuration const& c) {
+  auto [dp, mp] = mlp_mesh(c);
+  Configuration two = c;
+  two.mesh = {dp, mp};
+  two.axes = {c.axes[0], c.mesh.size() == 2 ? c.axes[1] : std::string("mp")};
+  return mesh_of(two);
+}
+
 std::optional<std::string> check_mlp(Size const& s, Configuration const& c) {
   if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
   auto [dp, mp] = mlp_mesh(c);
@@ -106,19 +141,88 @@ std::optional<std::string> check_mlp(Size const& s, Configuration const& c) {
 
 Instance megatron_mlp(Size const& s, Configuration const& c) {
   std::int64_t batch = s["batch"], model = s["model"], hidden = s["hidden"];
-  auto [dp, mp] = mlp_mesh(c);
-  Configuration two = c;
-  two.mesh = {dp, mp};
-  two.axes = {c.axes[0], c.mesh.size() == 2 ? c.axes[1] : std::string("mp")};
-  auto mesh = mesh_of(two);
-  AxisName d(two.axes[0]), m(two.axes[1]);
+  auto mesh = dp_mp_mesh(c);
+  AxisName d = mesh.axes().name(0), m = mesh.axes().name(1);
   auto x = random::normal(PRNGKey(0), {batch, model}, NamedSharding(mesh, P(d, None)));
   auto w1 = random::normal(PRNGKey(1), {model, hidden}, NamedSharding(mesh, P(None, m)));
   auto w2 = random::normal(PRNGKey(2), {hidden, model}, NamedSharding(mesh, P(m, None)));
   auto mlp = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); });
   double flops = 4.0 * static_cast<double>(batch) * static_cast<double>(model) * static_cast<double>(hidden);
   double bytes = 4.0 * (2.0 * batch * model + 2.0 * model * hidden);
-  return {[=] { auto y = mlp(x, w1, w2); }, bytes, flops};
+  return {[=] { auto y = mlp(x, w1, w2); }, bytes, flops, profile_of(mlp, x, w1, w2)};
+}
+
+// The attention and transformer workloads run on (dp, mp) as the MLP does: batch over dp, heads
+// over mp.
+std::optional<std::string> check_heads(Size const& s, Configuration const& c) {
+  if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
+  auto [dp, mp] = mlp_mesh(c);
+  if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
+  if (s["heads"] % mp) return std::format("heads = {} is not divisible by the mesh's second axis ({})", s["heads"], mp);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_transformer(Size const& s, Configuration const& c) {
+  if (s["model"] % s["heads"])
+    return std::format("model = {} is not divisible by heads = {} (head_dim = model / heads)", s["model"], s["heads"]);
+  if (auto why = check_heads(s, c)) return why;
+  auto [dp, mp] = mlp_mesh(c);
+  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
+  return std::nullopt;
+}
+
+
+Instance attention(Size const& s, Configuration const& c) {
+  std::int64_t batch = s["batch"], seq = s["seq"], heads = s["heads"], head_dim = s["head_dim"];
+  auto mesh = dp_mp_mesh(c);
+  NamedSharding sh(mesh, P(mesh.axes().name(0), None, mesh.axes().name(1), None));
+  Shape shape{batch, seq, heads, head_dim};
+  auto q = random::normal(PRNGKey(0), shape, sh);
+  auto k = random::normal(PRNGKey(1), shape, sh);
+  auto v = random::normal(PRNGKey(2), shape, sh);
+  auto f = bench::causal_attention();
+  double elements = static_cast<double>(batch) * static_cast<double>(seq) * static_cast<double>(heads) *
+                    static_cast<double>(head_dim);
+  return {[=] { auto y = f(q, k, v); }, 4.0 * elements * sizeof(float), 4.0 * elements * static_cast<double>(seq),
+          profile_of(f, q, k, v)};
+}
+
+Instance transformer(Size const& s, Configuration const& c) {
+  std::int64_t batch = s["batch"], seq = s["seq"], model = s["model"], heads = s["heads"], hidden = s["hidden"];
+  std::int64_t head_dim = model / heads;
+  auto mesh = dp_mp_mesh(c);
+  AxisName dp = mesh.axes().name(0), mp = mesh.axes().name(1);
+  auto on = [&](auto... spec) { return NamedSharding(mesh, P(spec...)); };
+  auto weight = [&](std::uint32_t seed, Shape const& shape, NamedSharding const& sh) {
+    return Tensor<float>(random::normal(PRNGKey(seed), shape, sh) * (1.0f / std::sqrt(static_cast<float>(shape[0]))));
+  };
+  auto x = random::normal(PRNGKey(0), {batch, seq, model}, on(dp, None, None));
+  Tensor<float> g1 = random::uniform(PRNGKey(1), {model}, on(), 0.5f, 1.5f), b1 = random::normal(PRNGKey(2), {model}, on());
+  Tensor<float> g2 = random::uniform(PRNGKey(3), {model}, on(), 0.5f, 1.5f), b2 = random::normal(PRNGKey(4), {model}, on());
+  auto wq = weight(5, {model, heads, head_dim}, on(None, mp, None));
+  auto wk = weight(6, {model, heads, head_dim}, on(None, mp, None));
+  auto wv = weight(7, {model, heads, head_dim}, on(None, mp, None));
+  auto wo = weight(8, {heads, head_dim, model}, on(mp, None, None));
+  auto w1 = weight(9, {model, hidden}, on(None, mp));
+  auto w2 = weight(10, {hidden, model}, on(mp, None));
+  auto first = bench::attention_half();
+  auto second = bench::mlp_half();
+  double tokens = static_cast<double>(batch) * static_cast<double>(seq), m = static_cast<double>(model);
+  double flops = 2.0 * tokens * m * m * 4                                     // Q, K, V, output projection
+                 + 4.0 * tokens * static_cast<double>(seq) * m                // scores and p . v
+                 + 2.0 * 2.0 * tokens * m * static_cast<double>(hidden);      // the MLP
+  double bytes = 4.0 * (2.0 * tokens * m + 4.0 * m * m + 2.0 * m * static_cast<double>(hidden) + 4.0 * m);
+  return {[=] {
+            Tensor<float> x1 = first(x, g1, b1, wq, wk, wv, wo);
+            auto y = second(x1, g2, b2, w1, w2);
+          },
+          bytes, flops, [=] {
+            std::vector<InstructionTime> out;
+            append_profile(out, 0, first, x, g1, b1, wq, wk, wv, wo);
+            Tensor<float> x1 = first(x, g1, b1, wq, wk, wv, wo);
+            append_profile(out, 1, second, x1, g2, b2, w1, w2);
+            return out;
+          }};
 }
 
 // The collectives, over one group of every device of the mesh, on buffers of `mb` MiB per device
@@ -216,6 +320,11 @@ std::vector<Workload> const registry = {
      {{"rows", 2048}, {"cols", 1024}}, check_rows, rms_norm_rows},
     {"megatron_mlp", "relu(x @ W1) @ W2: x over dp, W1 columns and W2 rows over mp", Bound::compute,
      {{"batch", 1024}, {"model", 512}, {"hidden", 2048}}, check_mlp, megatron_mlp},
+    {"attention", "causal self-attention, q, k, v of (batch, seq, heads, head_dim): batch over dp, heads over mp",
+     Bound::compute, {{"batch", 8}, {"seq", 256}, {"heads", 8}, {"head_dim", 64}}, check_heads, attention},
+    {"transformer", "one pre-norm transformer layer (attention + MLP, Megatron sharding over dp, mp)",
+     Bound::compute, {{"batch", 8}, {"seq", 128}, {"model", 256}, {"heads", 8}, {"hidden", 1024}}, check_transformer,
+     transformer},
     {"all_reduce", "in-process all-reduce (sum) over every device, mb MiB each", Bound::collective,
      {{"mb", 8}}, check_collective, all_reduce},
     {"all_gather", "in-process all-gather of row blocks into mb MiB per device", Bound::collective,

@@ -25,6 +25,9 @@ struct Instance {
   std::function<void()> call;  // one call; the runner fences after it
   double bytes = 0;            // counted per call (the FOM's bytes for memory and collective bounds)
   double flops = 0;            // per call
+  // One more call, profiled (tessel::profile of each jitted function it runs, in order): where the
+  // time goes per instruction. Empty for the collectives, which run no plan.
+  std::function<std::vector<InstructionTime>()> profile;
 };
 
 struct Workload {

@@ -30,6 +30,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "fma_peak.hpp"
@@ -89,6 +90,8 @@ struct Limits {
   static double gemm_flops() { return 2.0 * gemm_n * gemm_n * gemm_n; }
 };
 
+constexpr int profiled_calls = 3;  // per run; the JSON's per-instruction times are their median
+
 struct Progress {
   int done = 0, total = 0;
   double elapsed0 = 0;  // seconds spent before this process started
@@ -101,9 +104,9 @@ struct Progress {
 };
 
 // Runs the study's (workload, size) list on every configuration with this process's thread count
-// (threads = 0 in the file: `all`, the parent's count) and wait policy.
+// (threads = 0 in the file: `all`, the parent's count), wait policy and preset.
 std::vector<Row> run_configurations(Study const& study, std::string const& platform, int all,
-                                    std::string const& wait_policy, Progress& progress) {
+                                    std::string const& wait_policy, std::string const& preset, Progress& progress) {
   Limits limits;
   std::vector<Row> rows;
   int have = Kokkos::DefaultHostExecutionSpace().concurrency();
@@ -112,7 +115,8 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
   if (!fma.chains) fma = tessel::bench::avx2_fma();
   double fma_peak = fma.chains ? fma.calibrate(0.02) : 0;
   for (auto const& config : study.configurations) {
-    if ((config.threads ? config.threads : all) != have || config.wait_policy != wait_policy) continue;
+    if ((config.threads ? config.threads : all) != have || config.wait_policy != wait_policy || config.preset != preset)
+      continue;
     tessel::set_device_count(config.devices);
     for (auto const& run : study.runs) {
       Workload const& w = *find_workload(run.workload);
@@ -171,7 +175,14 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
       row.size = run.size.label();
       row.devices = config.devices;
       row.threads = have;
-      for (int m : config.mesh) row.mesh += (row.mesh.empty() ? "" : "x") + std::to_string(m);
+      row.mesh = config.mesh_label();
+      // Where the time goes: a few profiled calls after the timed ones (profile fences between
+      // instructions, so these calls are not part of the figure of merit).
+      if (inst.profile) {
+        std::vector<std::vector<InstructionTime>> profiles;
+        for (int p = 0; p < profiled_calls; ++p) profiles.push_back(inst.profile());
+        row.instructions = median_instructions(profiles);
+      }
       rows.push_back(std::move(row));
       inst = {};  // frees the inputs before the next run allocates
     }
@@ -179,23 +190,58 @@ std::vector<Row> run_configurations(Study const& study, std::string const& platf
   return rows;
 }
 
-// The platform limits are the best each was measured at in this study (over thread counts and
-// runs), so that arch eff compares every configuration with the same ceiling.
+// The platform limits are the best each was measured at on that platform in this study (over
+// thread counts and runs), so that arch eff compares every configuration with the same ceiling.
+// (Presets of other backends are other platforms, with limits of their own.)
 void platform_limits(std::vector<Row>& rows) {
-  std::map<std::string, double> best;
-  double bw = 0, flops = 0, fma = 0;
+  std::map<std::pair<std::string, std::string>, double> best;
+  std::map<std::string, std::tuple<double, double, double>> peaks;  // platform -> (GB/s, GEMM, FMA)
   for (auto const& r : rows) {
-    best[r.limit_name] = std::max(best[r.limit_name], r.limit);
+    auto& b = best[{r.platform, r.limit_name}];
+    b = std::max(b, r.limit);
+    auto& [bw, flops, fma] = peaks[r.platform];
     bw = std::max(bw, r.peak_GBps);
     flops = std::max(flops, r.peak_GFLOPps);
     fma = std::max(fma, r.peak_fma_GFLOPps);
   }
   for (auto& r : rows) {
-    r.limit = best[r.limit_name];
-    r.peak_GBps = bw;
-    r.peak_GFLOPps = flops;
-    r.peak_fma_GFLOPps = fma;
+    r.limit = best[{r.platform, r.limit_name}];
+    std::tie(r.peak_GBps, r.peak_GFLOPps, r.peak_fma_GFLOPps) = peaks[r.platform];
   }
+}
+
+// The rows of a preset that cannot run here (not built, or its run failed): a figure of merit of 0
+// on a platform named for the preset, so that PP over the study's platforms is 0, as for any
+// application without a result on a platform.
+std::vector<Row> unsupported_rows(Study const& study, std::string const& preset, int threads,
+                                  std::string const& policy) {
+  std::vector<Row> rows;
+  for (auto const& config : study.configurations) {
+    if (config.preset != preset || (config.threads ? config.threads : threads) != threads || config.wait_policy != policy)
+      continue;
+    Configuration shown = config;
+    shown.threads = threads;
+    for (auto const& run : study.runs) {
+      Row row;
+      row.problem = std::format("{} {}", run.workload, run.size.label());
+      row.platform = std::format("[{}] unsupported", preset);
+      row.application = shown.label();
+      row.unit = find_workload(run.workload)->bound == Bound::compute ? "GFLOP/s" : "GB/s";
+      row.workload = run.workload;
+      row.size = run.size.label();
+      row.devices = config.devices;
+      row.threads = threads;
+      row.mesh = config.mesh_label();
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::string read_text(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StudyError(std::format("cannot read '{}'", path));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 void write_file(fs::path const& p, std::string const& text) {
@@ -258,7 +304,7 @@ int main(int argc, char* argv[]) {
   std::string out_dir, platform, file;
   std::vector<std::string> merge;
   bool merging = false, list = false;
-  // Worker mode (internal): --worker THREADS ALL POLICY DONE TOTAL ELAPSED OUT.csv
+  // Worker mode (internal): --worker THREADS ALL POLICY PRESET DONE TOTAL ELAPSED OUT.csv
   std::vector<std::string> worker;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto const& a = args[i];
@@ -275,7 +321,7 @@ int main(int argc, char* argv[]) {
     else if (a == "--list") list = true;
     else if (a == "--help" || a == "-h") return usage(std::cout, 0);
     else if (a == "--worker") {
-      for (int k = 0; k < 7; ++k) worker.push_back(value("THREADS ALL POLICY DONE TOTAL ELAPSED OUT"));
+      for (int k = 0; k < 8; ++k) worker.push_back(value("THREADS ALL POLICY PRESET DONE TOTAL ELAPSED OUT"));
     } else if (a.starts_with("--kokkos")) continue;
     else if (a.starts_with("-")) {
       std::cerr << "tessel_study: unknown option '" << a << "'\n";
@@ -333,23 +379,28 @@ int main(int argc, char* argv[]) {
       std::vector<char*> kargv = {argv[0], nt.data()};
       int kargc = static_cast<int>(kargv.size());
       tessel::ScopeGuard guard(kargc, kargv.data());
+      std::string preset = worker[3] == "-" ? "" : worker[3];
+      // A preset's build is a platform of its own: this machine, its backend and the preset's name.
+      if (!preset.empty()) platform = std::format("{} [{}]", platform_label(), preset);
       if (platform.empty()) platform = platform_label();
-      Progress progress{std::stoi(worker[3]), std::stoi(worker[4]), std::stod(worker[5])};
-      auto rows = run_configurations(study, platform, std::stoi(worker[1]), worker[2] == "-" ? "" : worker[2], progress);
-      write_file(worker[6], to_csv(rows));
+      Progress progress{std::stoi(worker[4]), std::stoi(worker[5]), std::stod(worker[6])};
+      auto rows = run_configurations(study, platform, std::stoi(worker[1]), worker[2] == "-" ? "" : worker[2], preset,
+                                     progress);
+      write_file(worker[7], to_csv(rows));
+      write_file(worker[7] + ".instructions.json", instructions_to_json(rows));
       return 0;
     }
 
     fs::path dir = out_dir.empty() ? fs::path("build/study") / study.name : fs::path(out_dir);
     fs::create_directories(dir);
-    // One child per (thread count, wait policy); threads = 0 means all of this machine's.
+    // One child per (preset, thread count, wait policy); threads = 0 means all of this machine's.
     int all = 0;
     {
       char const* env = std::getenv("OMP_NUM_THREADS");
       all = env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     }
-    std::map<std::pair<int, std::string>, int> children;  // (threads, wait policy) -> configurations
-    for (auto const& c : study.configurations) ++children[{c.threads ? c.threads : all, c.wait_policy}];
+    std::map<std::tuple<std::string, int, std::string>, int> children;  // (preset, threads, policy) -> configurations
+    for (auto const& c : study.configurations) ++children[{c.preset, c.threads ? c.threads : all, c.wait_policy}];
     int total = 0;
     for (auto const& [key, n] : children) total += n * static_cast<int>(study.runs.size());
     std::cerr << std::format("study '{}': {} runs ({} problems x {} configurations), {} repetitions each, into {}\n",
@@ -360,21 +411,43 @@ int main(int argc, char* argv[]) {
     int done = 0;
     std::string self = fs::read_symlink("/proc/self/exe").string();
     for (auto const& [key, n] : children) {
-      auto const& [threads, policy] = key;
-      fs::path part = dir / std::format("part_t{}{}.csv", threads, policy);
-      std::string cmd = std::format("OMP_NUM_THREADS={} {}'{}' '{}' --worker {} {} {} {} {} {} '{}'", threads,
-                                    policy.empty() ? "" : "OMP_WAIT_POLICY=" + policy + " ", self, file, threads, all,
-                                    policy.empty() ? "-" : policy, done, total, seconds_since(t0), part.string());
+      auto const& [preset, threads, policy] = key;
+      // A preset's configurations run in that preset's build of this tool, beside this one
+      // (build/<preset>/tessel_study); without one, or when it fails, they are unsupported here.
+      fs::path binary = preset.empty() ? fs::path(self) : fs::path(self).parent_path().parent_path() / preset / "tessel_study";
+      auto unsupported = [&](std::string const& why) {
+        std::cerr << std::format("tessel_study: preset '{}' {}: its {} runs count as unsupported (fom 0, PP 0)\n",
+                                 preset, why, n * static_cast<int>(study.runs.size()));
+        auto none = unsupported_rows(study, preset, threads, policy);
+        rows.insert(rows.end(), none.begin(), none.end());
+        done += n * static_cast<int>(study.runs.size());
+      };
+      if (!preset.empty() && !fs::exists(binary)) {
+        unsupported(std::format("is not built here (no {})", binary.string()));
+        continue;
+      }
+      fs::path part = dir / std::format("part_{}t{}{}.csv", preset.empty() ? "" : preset + "_", threads, policy);
+      std::string cmd = std::format("OMP_NUM_THREADS={} {}'{}' '{}' --worker {} {} {} {} {} {} {} '{}'", threads,
+                                    policy.empty() ? "" : "OMP_WAIT_POLICY=" + policy + " ", binary.string(), file,
+                                    threads, all, policy.empty() ? "-" : policy, preset.empty() ? "-" : preset, done,
+                                    total, seconds_since(t0), part.string());
       if (!platform.empty()) cmd += std::format(" --platform '{}'", platform);
       int rc = std::system(cmd.c_str());
+      if (rc != 0 && !preset.empty()) {
+        unsupported(std::format("failed here (exit {})", rc));
+        continue;
+      }
       if (rc != 0) {
         std::cerr << std::format("tessel_study: the runs with {} threads{} failed (exit {})\n", threads,
                                  policy.empty() ? "" : ", " + policy + " waits", rc);
         return 1;
       }
       auto part_rows = read_csv(part.string());
+      std::string instructions = part.string() + ".instructions.json";
+      attach_instructions(part_rows, read_text(instructions), instructions);
       rows.insert(rows.end(), part_rows.begin(), part_rows.end());
       fs::remove(part);
+      fs::remove(instructions);
       done += n * static_cast<int>(study.runs.size());
     }
     platform_limits(rows);

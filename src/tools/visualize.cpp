@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <format>
 #include <map>
+#include <range/v3/action/sort.hpp>
+#include <range/v3/action/unique.hpp>
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/join.hpp>
+#include <range/v3/view/map.hpp>
+#include <range/v3/view/transform.hpp>
 #include <string>
 #include <vector>
 
@@ -44,13 +50,13 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<int>> holders;
   for (auto const& [device_id, box] : map) holders[key(box)].push_back(device_id);
 
-  std::vector<std::int64_t> rows, cols;
-  for (auto const& [k, ids] : holders) {
-    if (std::find(rows.begin(), rows.end(), k.first) == rows.end()) rows.push_back(k.first);
-    if (std::find(cols.begin(), cols.end(), k.second) == cols.end()) cols.push_back(k.second);
-  }
-  std::sort(rows.begin(), rows.end());
-  std::sort(cols.begin(), cols.end());
+  // The grid: the distinct row starts and column starts of the blocks, in order.
+  auto starts = [&](auto part) {
+    return holders | ranges::views::keys | ranges::views::transform(part) | ranges::to<std::vector>() |
+           ranges::actions::sort | ranges::actions::unique;
+  };
+  std::vector<std::int64_t> const rows = starts([](auto const& k) { return k.first; });
+  std::vector<std::int64_t> const cols = starts([](auto const& k) { return k.second; });
 
   std::string platform(platform_name());
   std::transform(platform.begin(), platform.end(), platform.begin(), [](char c) { return static_cast<char>(c - 32); });
@@ -58,8 +64,9 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
   std::size_t width = 0;
   for (auto& [k, ids] : holders) {
     std::sort(ids.begin(), ids.end());
-    std::string label = platform + " ";
-    for (std::size_t i = 0; i < ids.size(); ++i) label += std::format("{}{}", i ? "," : "", ids[i]);
+    std::string label = platform + " " +
+                        (ids | ranges::views::transform([](int id) { return std::to_string(id); }) |
+                         ranges::views::join(',') | ranges::to<std::string>());
     width = std::max(width, label.size());
     labels[k] = label;
   }

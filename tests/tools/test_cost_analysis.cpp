@@ -5,6 +5,10 @@
 #include <catch2/matchers/catch_matchers_floating_point.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <format>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/data.hpp"
@@ -20,6 +24,8 @@ namespace {
 // The default cost model (the tests run without a calibrated one): a ring all-reduce over n
 // devices of B bytes each costs 2 (n - 1) * 5 us + 2 (n - 1) / n * B / (10 GB/s).
 double all_reduce_us(double bytes, int n) { return 2 * (n - 1) * 5.0 + 2.0 * (n - 1) / n * bytes / 1e4; }
+// ... and a kernel 2 us to launch, then its bytes at 10 GB/s or its flops at 100 GFLOP/s, the longer.
+double kernel_us(double flops, double bytes) { return 2.0 + std::max(bytes / 1e4, flops / 1e5); }
 }  // namespace
 
 TEST_CASE("cost analysis of a matmul over a split contracting dimension", "[tools][cost_analysis]") {
@@ -41,7 +47,8 @@ TEST_CASE("cost analysis of a matmul over a split contracting dimension", "[tool
   CHECK(gemm.flops == 2 * 8 * 4 * 8);
   CHECK(gemm.bytes_read == (8 * 8 + 8 * 4) * 4);
   CHECK(gemm.bytes_written == 8 * 4 * 4);
-  CHECK(gemm.estimate_us == 0);
+  CHECK_THAT(gemm.estimate_us, WithinRel(kernel_us(512, 512), 1e-12));  // 2.0512 us: memory bound
+  CHECK_THAT(gemm.estimate_us, WithinRel(2.0512, 1e-12));
   CHECK(gemm.groups.empty());
   CHECK(gemm.devices == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
   auto const& reduce = costs[1];
@@ -58,10 +65,10 @@ TEST_CASE("cost analysis of a matmul over a split contracting dimension", "[tool
   CHECK_THAT(text, ContainsSubstring("gemm      dot_general -> float32[8,4]"));
   CHECK_THAT(text, ContainsSubstring("cost analysis, per device:\n"
                                      "  #0 tessel::gemm[dot_general#2]: 512 flops (m 8, n 4, k 8), 384 bytes read, "
-                                     "128 bytes written, est 0.0 us\n"
+                                     "128 bytes written, est 2.1 us\n"
                                      "  #1 tessel::all_reduce(mp)[dot_general#2]: 0 flops, 128 bytes read, 128 bytes "
                                      "written, est 10.0 us, replica_groups={{0,1},{2,3},{4,5},{6,7}}\n"
-                                     "  total: 512 flops, 512 bytes read, 256 bytes written, est 10.0 us\n"));
+                                     "  total: 512 flops, 512 bytes read, 256 bytes written, est 12.1 us\n"));
 
   // explain_json: the same numbers as data.
   json j = json::parse(explain_json(matmul(x, w)));
@@ -82,7 +89,9 @@ TEST_CASE("cost analysis of a matmul over a split contracting dimension", "[tool
   CHECK_THAT(s1["estimate_us"].get<double>(), WithinRel(all_reduce_us(128, 2), 1e-12));
   CHECK(j["cost_analysis"]["flops"] == 512);
   CHECK(j["cost_analysis"]["bytes_accessed"] == 512 + 256);
-  CHECK_THAT(j["cost_analysis"]["estimate_us"].get<double>(), WithinRel(all_reduce_us(128, 2), 1e-12));
+  CHECK_THAT(s0["estimate_us"].get<double>(), WithinRel(kernel_us(512, 512), 1e-12));
+  CHECK_THAT(j["cost_analysis"]["estimate_us"].get<double>(),
+             WithinRel(kernel_us(512, 512) + all_reduce_us(128, 2), 1e-12));
 }
 
 TEST_CASE("cost analysis of a sum's all-reduce, over either mesh axis", "[tools][cost_analysis]") {
@@ -120,4 +129,44 @@ TEST_CASE("a plan with nothing to run has no cost section", "[tools][cost_analys
   auto x = device_put(test::iota_data<float>(Shape{8}), Shape{8}, NamedSharding(make_mesh({8}, {"x"}), P("x")));
   CHECK(explain(as_node(x)) == "(nothing to run: the result is an input)\n");
   CHECK(json::parse(explain_json(as_node(x)))["cost_analysis"]["flops"] == 0);
+}
+
+TEST_CASE("kernel estimates are the cost model's roofline, memory or compute bound", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  // The GEMM of the first case: 512 flops, 384 bytes read and 128 written per device.
+  auto x = device_put(test::iota_data<float>(Shape{8, 16}), Shape{8, 16}, NamedSharding(mesh, P(None, "mp")));
+  auto w = device_put(test::iota_data<float>(Shape{16, 4}), Shape{16, 4}, NamedSharding(mesh, P("mp", None)));
+  auto const& plan = plan_of(matmul(x, w));
+  auto& model = plan::cost_model();
+  plan::Roofline const before = model.kernel;
+  SECTION("compute bound: 1 us + 512 flops at 1 GFLOP/s (0.512 us) over 512 bytes at 2 GB/s (0.256 us)") {
+    model.kernel = {1.0, 2.0, 1.0};
+    CHECK_THAT(plan::cost_analysis(plan)[0].estimate_us, WithinRel(1.512, 1e-12));
+  }
+  SECTION("memory bound: 512 bytes at 0.5 GB/s (1.024 us) over 512 flops at 100 GFLOP/s, no launch") {
+    model.kernel = {0.0, 0.5, 100.0};
+    CHECK_THAT(plan::cost_analysis(plan)[0].estimate_us, WithinRel(1.024, 1e-12));
+    // The collective's estimate is the planner's, whatever the kernels cost.
+    CHECK(plan::cost_analysis(plan)[1].estimate_us == plan.steps[1].estimate_us);
+  }
+  model.kernel = before;
+}
+
+TEST_CASE("the kernel roofline is read from and written to the cost model file", "[tools][cost_analysis]") {
+  auto path = (std::filesystem::temp_directory_path() / "tessel_kernel_roofline.txt").string();
+  plan::CostModel m;
+  m.kernel = {3.5, 40, 250};
+  plan::write_cost_model(m, path);
+  CHECK(plan::read_cost_model(path) == m);
+  CHECK(plan::read_cost_model(path).kernel_us(2.5e6, 4e5) == 3.5 + 10.0);  // 2.5 MFLOP at 250: 10 us; 400 KB at 40: 10 us
+  auto fails = [&](std::string const& line, std::string const& message) {
+    { std::ofstream(path) << "all_reduce 1 2\n" << line << "\n"; }
+    CHECK_THROWS_WITH(plan::read_cost_model(path),
+                      ContainsSubstring(std::format("cost model file '{}', line 2: {}", path, message)));
+  };
+  fails("kernel 1 2", "entry 'kernel' has 2 values; expected 3 (launch_us bandwidth_GBps GFLOPps)");
+  fails("kernel 1 2 0", "GFLOPps of 'kernel' is '0'; expected a finite positive number");
+  fails("kernel -1 2 3", "launch_us of 'kernel' is '-1'; expected a finite non-negative number");
+  fails("kernel 1 inf 3", "bandwidth_GBps of 'kernel' is 'inf'; expected a finite positive number");
+  std::filesystem::remove(path);
 }

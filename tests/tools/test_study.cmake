@@ -1,7 +1,8 @@
 # The study tool's command line (tessel_study): MODE=errors (every error names the offending item,
 # exits non-zero and runs nothing), MODE=merge (two platforms' CSVs merge into merged.csv, pp.csv
 # and merged.json with hand-computed PP), MODE=plots (scripts/study_plot.py draws the pictures),
-# MODE=jax (scripts/study_jax.py skips cleanly without JAX).
+# MODE=jax (scripts/study_jax.py skips cleanly without JAX), MODE=run (a tiny JSON study runs and
+# its results.json holds per-instruction times).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -85,6 +86,54 @@ elseif(MODE STREQUAL "jax")
     message(FATAL_ERROR "study_jax.py neither skipped nor ran:\n${out}${err}")
   endif()
   expect_run(FALSE "merged" --merge ${DATA}/study_a.csv ${WORK}/jax.csv --out ${WORK})
+elseif(MODE STREQUAL "run")
+  # A tiny study from a JSON file: attention, the transformer layer and a collective on a 2 x 4
+  # mesh. results.json carries each run's per-instruction times (profile), none for the collective.
+  file(WRITE ${WORK}/tiny.json [=[{"study": {"name": "tiny", "repetitions": 2, "min_time": 0.001},
+  "configuration": [{"devices": 8, "mesh": [2, 4], "axes": ["dp", "mp"], "threads": 2, "wait_policy": "passive"}],
+  "workload": [{"name": "attention", "sizes": [{"batch": 2, "seq": 64, "heads": 4, "head_dim": 16}]},
+               {"name": "transformer", "sizes": [{"batch": 2, "seq": 32, "model": 64, "heads": 4, "hidden": 128}]},
+               {"name": "all_reduce", "sizes": [{"mb": 1}]}]}]=])
+  expect_run(FALSE "study 'tiny': 3 runs" ${WORK}/tiny.json --out ${WORK}/out)
+  file(READ ${WORK}/out/results.json json)
+  string(JSON n LENGTH "${json}" results)
+  string(JSON attention GET "${json}" results 0 problem)
+  string(JSON steps LENGTH "${json}" results 0 instructions)
+  string(JSON kinds GET "${json}" results 0 instructions)
+  string(JSON layer LENGTH "${json}" results 1 instructions)
+  math(EXPR last "${layer} - 1")
+  string(JSON last_call GET "${json}" results 1 instructions ${last} call)
+  string(JSON collective ERROR_VARIABLE none GET "${json}" results 2 instructions)
+  if(NOT n EQUAL 3 OR NOT attention STREQUAL "attention 2x64x4x16" OR NOT steps EQUAL 3 OR NOT last_call EQUAL 1
+     OR NOT none)
+    message(FATAL_ERROR "results.json: ${n} results (want 3), first '${attention}', ${steps} attention instructions "
+                        "(want 3: gemm, fused, gemm), the layer's last from call ${last_call} (want 1: the MLP half), "
+                        "the collective's instructions '${collective}' (want none)")
+  endif()
+  foreach(kind gemm fused)
+    if(NOT kinds MATCHES "\"kind\" *: *\"${kind}\"")
+      message(FATAL_ERROR "the attention's instructions have no ${kind}:\n${kinds}")
+    endif()
+  endforeach()
+  # Presets as configurations: this build's own preset runs through build/openmp/tessel_study as a
+  # platform of its own; a preset not built here is unsupported, so the PP over the three is 0.
+  get_filename_component(build_dir ${STUDY} DIRECTORY)
+  get_filename_component(preset ${build_dir} NAME)
+  file(WRITE ${WORK}/presets.toml "[study]\nname = \"presets\"\nrepetitions = 2\nmin_time = 0.001\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\npreset = \"${preset}\"\n"
+       "[[configuration]]\ndevices = 8\nthreads = 2\nwait_policy = \"passive\"\npreset = \"nonesuch\"\n"
+       "[[workload]]\nname = \"softmax\"\nsizes = [{rows = 256, cols = 256}]\n")
+  expect_run(FALSE "preset 'nonesuch' is not built here" ${WORK}/presets.toml --out ${WORK}/presets --platform here)
+  file(READ ${WORK}/presets/pp.csv pp)
+  file(READ ${WORK}/presets/results.csv csv)
+  string(REGEX MATCH "softmax 256x256,[^,\n]*\\[${preset}\\],tessel d8 m8 t2 passive,[0-9.]+" own "${csv}")
+  string(REGEX MATCH "softmax 256x256,tessel d8 m8 t2 passive,[^,\n]*\\[${preset}\\][^,\n]*,\\[nonesuch\\] unsupported,0,0\n"
+         zero "${pp}")
+  if(NOT own OR NOT zero OR NOT pp MATCHES "here")
+    message(FATAL_ERROR "presets: no row of preset '${preset}' with a figure of merit, or PP is not 0 over here, "
+                        "[${preset}] and [nonesuch] (unsupported):\n${csv}\n${pp}")
+  endif()
 else()
   message(FATAL_ERROR "test_study.cmake: unknown MODE '${MODE}'")
 endif()

@@ -5,7 +5,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <format>
 #include <fstream>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -64,6 +66,7 @@ threads = 1
 [[configuration]]
 devices = 4
 wait_policy = "passive"
+preset = "cuda"
 [[workload]]
 name = "softmax"
 sizes = [{rows = 512}, {rows = 1024, cols = 256}]
@@ -77,6 +80,8 @@ name = "all_reduce"
   CHECK(s.configurations[0].label() == "tessel d8 m4x2 t1");
   CHECK(s.configurations[1].label() == "tessel d4 m4 t0 passive");
   CHECK(s.configurations[1].axes == std::vector<std::string>{"x"});
+  CHECK(s.configurations[0].preset.empty());
+  CHECK(s.configurations[1].preset == "cuda");  // the label is the application's: a preset is a platform
   REQUIRE(s.runs.size() == 3);
   CHECK(s.runs[0].size.label() == "512x1024");  // cols keeps its default
   CHECK(s.runs[1].size.label() == "1024x256");
@@ -104,6 +109,8 @@ TEST_CASE("study: every error in a study file names the offending item", "[study
              ContainsSubstring("configuration 1.devices must be an integer"));
   CHECK_THAT(error_of("[[configuration]]\nwait_policy = \"spin\"\n[[workload]]\nname = \"softmax\"\n"),
              ContainsSubstring("s.toml:2: configuration 1.wait_policy must be \"active\" or \"passive\""));
+  CHECK_THAT(error_of("[[configuration]]\npreset = \"../cuda\"\n[[workload]]\nname = \"softmax\"\n"),
+             ContainsSubstring("s.toml:2: configuration 1.preset must be a CMake preset's name"));
   CHECK_THAT(error_of("[study]\nname = \"x\"\n"), ContainsSubstring("s.toml: the study names no workload"));
   CHECK_THAT(error_of("[[workload]\nname = 1\n"), ContainsSubstring("s.toml:1: not a valid TOML study file"));
   try {
@@ -215,7 +222,154 @@ TEST_CASE("study: merging two platforms' results gives hand-computed efficiencie
 }
 
 TEST_CASE("study: the registry names the issue's workloads", "[study]") {
-  for (char const* name : {"fused_chain", "softmax", "layer_norm_gelu", "rms_norm", "megatron_mlp", "all_reduce",
-                           "all_gather", "reduce_scatter", "all_to_all"})
+  for (char const* name : {"fused_chain", "softmax", "layer_norm_gelu", "rms_norm", "megatron_mlp", "attention",
+                           "transformer", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"})
     CHECK(find_workload(name) != nullptr);
+}
+
+TEST_CASE("study: attention and the transformer layer check their sizes against the mesh", "[study]") {
+  auto s = parse_study(R"(
+[[configuration]]
+devices = 8
+mesh = [2, 4]
+[[workload]]
+name = "attention"
+[[workload]]
+name = "transformer"
+sizes = [{batch = 2, seq = 64, model = 128, heads = 4, hidden = 256}]
+)",
+                       "s.toml");
+  REQUIRE(s.runs.size() == 2);
+  CHECK(s.runs[0].size.label() == "8x256x8x64");  // batch, seq, heads, head_dim
+  CHECK(s.runs[1].size.label() == "2x64x128x4x256");
+  std::string const mesh24 = "[[configuration]]\ndevices = 8\nmesh = [2, 4]\n";
+  CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"attention\"\nsizes = [{heads = 6}]\n"),
+             ContainsSubstring("workload 'attention' of size 8x256x6x64 cannot run on tessel d8 m2x4 t0: heads = 6 is "
+                               "not divisible by the mesh's second axis (4)"));
+  CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"attention\"\nsizes = [{batch = 3}]\n"),
+             ContainsSubstring("batch = 3 is not divisible by the mesh's first axis (2)"));
+  CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"transformer\"\nsizes = [{model = 100}]\n"),
+             ContainsSubstring("model = 100 is not divisible by heads = 8 (head_dim = model / heads)"));
+  CHECK_THAT(error_of(mesh24 + "[[workload]]\nname = \"transformer\"\nsizes = [{hidden = 6}]\n"),
+             ContainsSubstring("hidden = 6 is not divisible by the mesh's second axis (4)"));
+  CHECK_THAT(error_of("[[configuration]]\ndevices = 8\nmesh = [2, 2, 2]\n[[workload]]\nname = \"transformer\"\n"),
+             ContainsSubstring("it needs a mesh of 1 or 2 axes (dp, mp), not 3"));
+}
+
+namespace {
+std::string json_error_of(std::string const& json) {
+  try {
+    parse_study_json(json, "s.json");
+  } catch (StudyError const& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("study: a JSON study file reads as the same TOML tables", "[study]") {
+  auto s = parse_study_json(R"({"study": {"name": "j", "repetitions": 3, "min_time": 0.01},
+    "configuration": [{"devices": 8, "mesh": [4, 2], "axes": ["dp", "mp"], "threads": 1},
+                      {"devices": 4, "wait_policy": "passive"}],
+    "workload": [{"name": "softmax", "sizes": [{"rows": 512}, {"rows": 1024, "cols": 256}]},
+                 {"name": "all_reduce"}]})",
+                            "s.json");
+  CHECK(s.name == "j");
+  CHECK(s.repetitions == 3);
+  CHECK(s.min_time == Approx(0.01));
+  REQUIRE(s.configurations.size() == 2);
+  CHECK(s.configurations[0].label() == "tessel d8 m4x2 t1");
+  CHECK(s.configurations[1].label() == "tessel d4 m4 t0 passive");
+  REQUIRE(s.runs.size() == 3);
+  CHECK(s.runs[0].size.label() == "512x1024");
+  CHECK(s.runs[1].size.label() == "1024x256");
+  CHECK(s.runs[2].size.label() == "8MiB");
+
+  CHECK_THAT(json_error_of(R"({"workload": [{"name": "softmaxx"}]})"),
+             ContainsSubstring("s.json: unknown workload 'softmaxx' (known: fused_chain,"));
+  CHECK_THAT(json_error_of(R"({"configuration": [{"devices": "8"}], "workload": [{"name": "softmax"}]})"),
+             ContainsSubstring("s.json: configuration 1.devices must be an integer"));
+  CHECK_THAT(json_error_of(R"({"study": {"repetitons": 3}, "workload": [{"name": "softmax"}]})"),
+             ContainsSubstring("s.json: [study] has an unknown key 'repetitons'"));
+  CHECK_THAT(json_error_of(R"({"workload": [{"name": "softmax", "sizes": [{"rows": null}]}]})"),
+             ContainsSubstring("s.json: workload[0].sizes[0].rows is null; a study file has no null values"));
+  CHECK_THAT(json_error_of(R"({"workload": [{"name": "softmax", "sizes": [{"rows": 1.5}]}]})"),
+             ContainsSubstring("workload 'softmax' size rows must be an integer"));
+  CHECK_THAT(json_error_of(R"([1, 2])"), ContainsSubstring("s.json: a JSON study file is an object"));
+  CHECK_THAT(json_error_of(R"({"workload": [)"), ContainsSubstring("s.json: not a valid JSON study file"));
+  CHECK_THAT(json_error_of(R"({"study": {"name": "x"}})"), ContainsSubstring("s.json: the study names no workload"));
+}
+
+TEST_CASE("study: per-instruction times are medians over the profiles and travel with the rows", "[study]") {
+  auto at = [](double us) { return InstructionTime{0, 1, "tessel::gemm[dot]", "gemm", us, 2.0, 10, 20}; };
+  auto med = median_instructions({{at(5), at(1)}, {at(3), at(9)}, {at(4), at(2)}});
+  REQUIRE(med.size() == 2);
+  CHECK(med[0].measured_us == 4);
+  CHECK(med[1].measured_us == 2);
+  CHECK(med[0].label == "tessel::gemm[dot]");
+  CHECK(median_instructions({{at(1)}, {at(3)}})[0].measured_us == 2);
+  CHECK(median_instructions({}).empty());
+
+  std::vector<Row> rows(2);
+  rows[0].problem = "p";
+  rows[0].platform = "q";
+  rows[0].application = "a";
+  rows[0].unit = "GB/s";
+  rows[1] = rows[0];
+  rows[0].instructions = {at(7), InstructionTime{1, 0, "tessel::fused[add]", "fused", 3, 1.5, 4, 8}};
+  std::string json = instructions_to_json(rows);
+  std::vector<Row> back = rows;
+  for (auto& r : back) r.instructions.clear();
+  attach_instructions(back, json, "i.json");
+  REQUIRE(back[0].instructions.size() == 2);
+  CHECK(back[1].instructions.empty());
+  CHECK(back[0].instructions[1].call == 1);
+  CHECK(back[0].instructions[1].kind == "fused");
+  CHECK(back[0].instructions[1].estimate_us == 1.5);
+  CHECK(back[0].instructions[0].measured_us == 7);
+  CHECK_THAT(to_json("s", rows, {}), ContainsSubstring("\"instructions\": ["));
+  CHECK_THAT(to_json("s", rows, {}), ContainsSubstring("\"label\": \"tessel::fused[add]\""));
+
+  std::vector<Row> one(1);
+  auto error = [&](std::string const& text) {
+    try {
+      attach_instructions(one, text, "i.json");
+    } catch (StudyError const& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error(json) == "i.json: 2 instruction lists for 1 result rows");
+  CHECK_THAT(error("[[{\"call\": 0}]]"), ContainsSubstring("i.json: not a list of instruction lists:"));
+}
+
+TEST_CASE("study: a figure of merit of 0 (a preset that cannot run here) counts as unsupported", "[study]") {
+  std::vector<Row> rows(2);
+  rows[0].problem = "softmax 256x256";
+  rows[0].platform = "cpu / OpenMP";
+  rows[0].application = "tessel d8 m8 t2";
+  rows[0].unit = "GB/s";
+  rows[0].fom = 10;
+  rows[1] = rows[0];
+  rows[1].platform = "[cuda] unsupported";
+  rows[1].fom = 0;
+  compute_efficiencies(rows);
+  auto pp = portability(rows);
+  REQUIRE(pp.size() == 1);
+  CHECK(pp[0].platforms == std::vector<std::string>{"[cuda] unsupported", "cpu / OpenMP"});
+  CHECK(pp[0].unsupported == std::vector<std::string>{"[cuda] unsupported"});
+  CHECK(pp[0].pp_app == 0);
+  CHECK(pp[0].pp_arch == 0);
+}
+
+TEST_CASE("study: every workload's default size runs on the default configuration, and default.toml checks",
+          "[study]") {
+  std::string all;
+  for (auto const& w : workloads()) all += std::format("[[workload]]\nname = \"{}\"\n", w.name);
+  CHECK(parse_study(all, "all.toml").runs.size() == workloads().size());  // on 8 devices, mesh [8]
+  auto s = read_study(data("../../../examples/studies/default.toml"));
+  CHECK(s.name == "default");
+  std::set<std::string> named;
+  for (auto const& run : s.runs) named.insert(run.workload);
+  CHECK(named.size() == workloads().size());  // "every built-in workload", as the README says
 }

@@ -26,6 +26,23 @@ struct AlphaBeta {
   friend bool operator==(AlphaBeta const&, AlphaBeta const&) = default;
 };
 
+// A kernel (a fused region, a reduction, a GEMM) on one device: a launch latency, then its bytes
+// at the memory bandwidth or its flops at the compute peak, whichever takes longer (a roofline).
+// Per device: where logical devices share one host's cores and memory, each has its share of them
+// (calibrate with the cost model file's kernel line: ./tessel study measures the STREAM triad and
+// the SGEMM peak; divide them by the devices that share them).
+struct Roofline {
+  double launch_us = 2.0;
+  double bandwidth_GBps = 10.0;
+  double GFLOPps = 100.0;
+
+  [[nodiscard]] double us(double flops, double bytes) const {
+    double memory = bytes / (bandwidth_GBps * 1e3), compute = flops / (GFLOPps * 1e3);
+    return launch_us + (memory > compute ? memory : compute);
+  }
+  friend bool operator==(Roofline const&, Roofline const&) = default;
+};
+
 struct CostModel {
   double latency_us = 5.0;        // point-to-point transfers (a generic reshard by copies)
   double bandwidth_GBps = 10.0;
@@ -55,6 +72,11 @@ struct CostModel {
   [[nodiscard]] double collective_permute_us(double bytes) const { return collective_permute.us(bytes, 1); }
   [[nodiscard]] double local_copy_us(double bytes) const { return bytes > 0 ? local_copy.us(bytes, 1) : 0; }
 
+  // Kernels are priced for explain's cost analysis and profile's meas/est only: the planner
+  // chooses between plans by their communication, which is where legal plans differ.
+  Roofline kernel;
+  [[nodiscard]] double kernel_us(double flops, double bytes) const { return kernel.us(flops, bytes); }
+
   // One step of a classified reshard, and a whole reshard (the sum of its steps).
   [[nodiscard]] double reshard_us(ReshardStep const& step) const;
   [[nodiscard]] double reshard_us(std::span<ReshardStep const> steps) const;
@@ -74,8 +96,9 @@ void reload_cost_model();
 // that: their plans must not depend on a calibrated machine) or no home is known.
 std::optional<std::string> cost_model_path();
 // The text format: '#' comments, then one line per entry, "name latency_us bandwidth_GBps", names
-// transfer, all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute, local_copy.
-// Entries left out keep their defaults.
+// transfer, all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute, local_copy;
+// and "kernel launch_us bandwidth_GBps GFLOPps" for the kernels' roofline. Entries left out keep
+// their defaults.
 CostModel read_cost_model(std::string const& path);
 void write_cost_model(CostModel const& model, std::string const& path);  // creates the folder
 std::string to_string(CostModel const& model);                            // the file's text

@@ -23,7 +23,7 @@ struct ProfileRow {
   std::string label;         // as explain, Kokkos Tools and traces name it
   std::string kind;          // its cost analysis's kind ("gemm", "fused", "all_reduce", ...)
   double measured_us;        // this call's time for it, all devices together
-  double estimate_us;        // the cost model's (0 for kernels: the model prices communication only)
+  double estimate_us;        // the cost analysis's (kernels: the cost model's roofline)
   double flops;              // per device
   double bytes_read, bytes_written;  // per device
 };
