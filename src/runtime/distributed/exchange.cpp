@@ -10,11 +10,8 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/launch.hpp"
+#include "mpi_wait.hpp"
 #include "world.hpp"
-
-#if TESSEL_ENABLE_MPI
-#include <mpi.h>
-#endif
 
 namespace tessel::distributed {
 namespace {
@@ -29,9 +26,17 @@ long& exchange_sequence() {
   static long n = 0;
   return n;
 }
+#endif
 
-// Waits for every request, or ends the job: a process that died, hangs or runs another program
-// would otherwise leave the others waiting for ever (the watchdog; TESSEL_COLLECTIVE_TIMEOUT_S).
+#if !TESSEL_ENABLE_MPI
+[[noreturn]] void no_mpi() {
+  throw Error("tessel: internal error: a message to another process in a build without MPI");
+}
+#endif
+
+}  // namespace
+
+#if TESSEL_ENABLE_MPI
 void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
   long const sequence = ++exchange_sequence();
   double const limit = collective_timeout_s();
@@ -56,14 +61,6 @@ void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
   }
 }
 #endif
-
-#if !TESSEL_ENABLE_MPI
-[[noreturn]] void no_mpi() {
-  throw Error("tessel: internal error: a message to another process in a build without MPI");
-}
-#endif
-
-}  // namespace
 
 Exchange::Exchange() = default;
 

@@ -98,6 +98,7 @@ void initialize() {
 
 void finalize() {
   State& s = state();
+  free_communicators();
 #if TESSEL_ENABLE_MPI
   if (s.started_mpi) {
     int done = 0;
