@@ -3,8 +3,10 @@
 // and moves only what a process's outputs need, straight between members' buffers
 // (distributed::BoxTransfer; strided boxes as MPI datatypes), so that it costs what the matching
 // MPI collective costs:
-//  - all-gather: each member's piece to every other process, received into the first local
-//    output at its place; local pieces copied in; further local outputs copy the first.
+//  - all-gather: when each process's pieces are one range of the whole (an outer-dimension
+//    split), MPI's own all-gather (MPI_Iallgatherv in place into the first local output);
+//    otherwise each member's piece to every other process, received into the first local output
+//    at its place. Local pieces are copied in; further local outputs copy the first.
 //  - all-to-all and collective-permute: each part of an out box from the process holding it,
 //    received into the out buffer; local parts copied.
 //  - reductions stay deterministic: an element is combined from every member's input in member
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <format>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -114,6 +117,36 @@ void copy_here(std::byte const* src, Box const& src_box, std::byte* dst, Box con
           std::memcpy(to, from, n);
         }
       });
+}
+
+// Where each process's all-gather pieces lie in the whole's elements, when each process's are
+// one contiguous range (counts[r] elements from starts[r] for processes[r]).
+struct Ranges {
+  std::vector<std::int64_t> starts, counts;
+};
+std::optional<Ranges> process_ranges(std::span<GroupMember const> group, std::span<Box const> pieces, Box const& whole,
+                                     std::vector<int> const& processes) {
+  struct Range {
+    std::int64_t begin, end;
+  };
+  std::vector<std::vector<Range>> of(processes.size());
+  for (std::size_t j = 0; j < group.size(); ++j) {
+    if (pieces[j].empty()) continue;
+    detail::RunPlan p = detail::plan_runs(whole, whole, pieces[j]);
+    if (p.runs != 1) return std::nullopt;  // strided in the whole
+    auto r = static_cast<std::size_t>(std::lower_bound(processes.begin(), processes.end(), process_of(group[j])) -
+                                      processes.begin());
+    of[r].push_back({p.src_base, p.src_base + p.run_length});
+  }
+  Ranges out;
+  for (auto& list : of) {
+    std::sort(list.begin(), list.end(), [](Range a, Range b) { return a.begin < b.begin; });
+    for (std::size_t k = 1; k < list.size(); ++k)
+      if (list[k].begin != list[k - 1].end) return std::nullopt;
+    out.starts.push_back(list.empty() ? 0 : list.front().begin);
+    out.counts.push_back(list.empty() ? 0 : list.back().end - list.front().begin);
+  }
+  return out;
 }
 
 bool streams(std::size_t output_bytes) { return output_bytes >= detail::stream_output_bytes; }
@@ -232,6 +265,18 @@ class AcrossProcesses final : public Collectives {
     std::byte* landing = first ? first->out : scratch(0, bytes_of(whole, element));
     bool const stream = streams(bytes_of(whole, element) * spread.local.size());
     fence_all_devices();
+    if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
+      // Each process's pieces are one range of the whole's elements (a split of the outer
+      // dimension, say): MPI's own all-gather, in place after the local pieces are copied in.
+      for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+      Kokkos::fence();
+      if (distributed::all_gather_in_place(spread.processes, landing, element, ranges->counts, ranges->starts,
+                                           "an all-gather across processes")) {
+        if (first) copy_to_other_outputs(group, spread, first, whole, element);
+        fence_all_devices();
+        return;
+      }
+    }
     BoxTransfer transfer(spread.processes, element, "an all-gather across processes");
     for (std::size_t j = 0; j < group.size(); ++j) {
       int const from = process_of(group[j]);

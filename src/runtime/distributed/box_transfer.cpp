@@ -133,3 +133,32 @@ void BoxTransfer::receive(int process, std::byte* data, Box const& held, Box con
 }
 
 }  // namespace tessel::distributed
+
+namespace tessel::distributed {
+
+bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std::size_t element_size,
+                         std::vector<std::int64_t> const& counts, std::vector<std::int64_t> const& displacements,
+                         char const* what) {
+#if TESSEL_ENABLE_MPI
+  std::vector<int> c(counts.size()), d(counts.size());
+  for (std::size_t p = 0; p < counts.size(); ++p) {
+    if (counts[p] > INT_MAX || displacements[p] > INT_MAX) return false;  // MPI counts are ints
+    c[p] = static_cast<int>(counts[p]);
+    d[p] = static_cast<int>(displacements[p]);
+  }
+  MPI_Datatype element = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  std::vector<MPI_Request> request(1);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c.data(), d.data(), element, communicator(processes),
+                  request.data());
+  wait_or_abort(request, what);
+  MPI_Type_free(&element);
+  return true;
+#else
+  (void)processes, (void)out, (void)element_size, (void)counts, (void)displacements, (void)what;
+  throw Error("tessel: internal error: a collective across processes in a build without MPI");
+#endif
+}
+
+}  // namespace tessel::distributed

@@ -2,6 +2,7 @@
 // What the runtime's cross-process code shares (not installed): the process model's internals and
 // point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -68,6 +69,14 @@ class BoxTransfer {
   char const* what_;
   std::unique_ptr<State> state_;
 };
+
+// MPI's own all-gather (MPI_Iallgatherv, in place) over the communicator of `processes`: process
+// processes[r]'s counts[r] elements are already in `out` at element displacements[r]; afterwards
+// every process's are, on every process. False (and nothing sent) when a count or displacement
+// does not fit MPI's ints; the caller then moves the boxes itself.
+bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std::size_t element_size,
+                         std::vector<std::int64_t> const& counts, std::vector<std::int64_t> const& displacements,
+                         char const* what);
 
 // Frees the collectives' communicators (finalize(), before MPI ends).
 void free_communicators();
