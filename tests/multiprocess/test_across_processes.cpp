@@ -117,14 +117,17 @@ void run_every_collective() {
               REQUIRE(std::memcmp(&want, &got, sizeof(float)) == 0);
             }
     }
-    {  // all-gather of column blocks: member j's block lands strided in every whole
-      Buffers b(devices, col, wholes);
-      collectives().all_gather(DType::float32, b.group, col);
+    // All-gathers of column blocks (member j's block lands strided in every whole: boxes moved
+    // one by one) and of row blocks (each process's rows are one range: MPI's all-gather).
+    for (auto const* pieces : {&col, &row}) {
+      Buffers b(devices, *pieces, wholes);
+      collectives().all_gather(DType::float32, b.group, *pieces);
       for (std::size_t k = 0; k < n; ++k)
         if (is_local_device(devices[k]))
           for (std::size_t j = 0; j < n; ++j)
-            for (std::int64_t r = 0; r < rows; ++r)
-              for (std::int64_t c = col[j][1].start; c < col[j][1].stop; ++c) REQUIRE(at(b, k, whole, r, c) == value(j, r, c));
+            for (std::int64_t r = (*pieces)[j][0].start; r < (*pieces)[j][0].stop; ++r)
+              for (std::int64_t c = (*pieces)[j][1].start; c < (*pieces)[j][1].stop; ++c)
+                REQUIRE(at(b, k, whole, r, c) == value(j, r, c));
     }
     {  // all-to-all from row blocks to column blocks
       Buffers b(devices, row, col);
