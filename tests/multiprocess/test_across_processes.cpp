@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/plan/cost_model.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/communicators.hpp"
 #include "tessel/tessel.hpp"
@@ -180,6 +181,9 @@ TEST_CASE("communicators: one per set of processes a group spans, made once and 
     if (s.size() > 1 && s.count(distributed::process_index())) sets.insert(s);
   }
   CHECK(made == static_cast<int>(sets.size()));
+  // The planner knows where devices live: a collective whose groups span processes is priced by
+  // the cost model's mpi_ entries (plan/cost_model.hpp).
+  CHECK(plan::devices_per_process() == local_device_count());
 }
 
 TEST_CASE("a bad call fails on every process before any message, naming what is wrong; the next call works") {

@@ -11,6 +11,7 @@
 
 #include "tessel/core/device_count.hpp"
 #include "tessel/core/error.hpp"
+#include "tessel/plan/cost_model.hpp"
 #include "world.hpp"
 
 #if TESSEL_ENABLE_MPI
@@ -87,7 +88,10 @@ void initialize() {
                               "(TESSEL_NUM_DEVICES), but they have {}", list));
     }
   s.initialized = true;
-  if (s.count > 1) std::set_terminate(end_job_on_uncaught_exception);
+  if (s.count > 1) {
+    std::set_terminate(end_job_on_uncaught_exception);
+    plan::set_devices_per_process(local);  // the planner prices groups across processes as MPI
+  }
 #else
   if (launched_by_mpi())
     throw Error("tessel::distributed::initialize: this tessel was built without MPI (use the `mpi` preset); "
@@ -107,6 +111,7 @@ void finalize() {
   }
 #endif
   s = State{};
+  plan::set_devices_per_process(0);
 }
 
 bool is_initialized() { return state().initialized && state().count > 1; }
