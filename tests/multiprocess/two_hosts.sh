@@ -26,21 +26,13 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM  # the namespaces go with the test, also when it is stopped
 # A command in a namespace. ip netns exec re-mounts / (which a chroot, the build userland,
 # cannot) and /sys; nsenter enters the namespace without the first.
 in_ns() {
   local ns=$1
   shift
   nsenter --net="/run/netns/$ns" "$@"
-}
-# ... as a host: with a /sys of the namespace's own, as ip netns exec mounts (where Open MPI finds
-# the namespace's interfaces; the machine's /sys shows the machine's), and a host name of its own
-# (the namespace's: processes with one host name count as one node, joined by shared memory).
-on_host() {
-  local ns=$1
-  shift
-  in_ns "$ns" unshare --mount --propagation unchanged --uts \
-    /bin/sh -c 'mount -t sysfs sysfs /sys && hostname "$0" && exec "$@"' "$ns" "$@"
 }
 ip netns add "$a" 2>"$dir/err" || skip "'ip netns add' failed: $(cat "$dir/err")"
 ip netns add "$b" 2>"$dir/err" || skip "'ip netns add' failed: $(cat "$dir/err")"
@@ -53,7 +45,13 @@ ip link set "$va" netns "$a" && ip link set "$vb" netns "$b" &&
 printf '10.213.7.1 slots=1\n10.213.7.2 slots=1\n' >"$dir/hosts"
 export TESSEL_NETNS_HOSTS="10.213.7.1=$a 10.213.7.2=$b"
 echo "two hosts: 10.213.7.1 (namespace $a) and 10.213.7.2 (namespace $b), Open MPI over TCP"
-on_host "$a" "$mpirun" --allow-run-as-root --hostfile "$dir/hosts" -np 2 --map-by node --bind-to none \
+# mpirun on the first host: in its namespace, with a /sys of the namespace's own, as ip netns exec
+# mounts (where Open MPI finds the namespace's interfaces; the machine's /sys shows the machine's),
+# and a host name of its own (processes with one host name count as one node, joined through
+# shared memory). Bounded below CTest's limit, so that the namespaces go even when the job hangs.
+timeout 240 nsenter --net="/run/netns/$a" unshare --mount --propagation unchanged --uts \
+  /bin/sh -c 'mount -t sysfs sysfs /sys && hostname "$0" && exec "$@"' "$a" \
+  "$mpirun" --allow-run-as-root --hostfile "$dir/hosts" -np 2 --map-by node --bind-to none \
   --prtemca prte_ssh_agent "$here/netns_agent.sh" \
   --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.213.7.0/24 \
   -x TESSEL_NETNS_HOSTS -x TESSEL_NUM_DEVICES -x OMP_NUM_THREADS -x OMP_PROC_BIND \
