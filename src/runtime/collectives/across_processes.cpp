@@ -176,8 +176,10 @@ class AcrossProcesses final : public Collectives {
         static_cast<std::size_t>(std::find(processes.begin(), processes.end(), spread.me) - processes.begin());
     Box const own = chunk(mine);
     std::int64_t const begin = own[0].start, length = own[0].size();
+    // The result lands in the first local output (or, with none, in a buffer that is dropped).
     GroupMember const* first = spread.first_output(group);
-    if (!first) throw Error("all_reduce: none of this process's members has an output");
+    int const here = group[spread.local[0]].device;
+    std::byte* landing = first ? first->out : scratch(group.size(), static_cast<std::size_t>(count) * element);
     fence_all_devices();  // the inputs are complete
     // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
     std::vector<GroupMember> part(group.size());
@@ -191,25 +193,24 @@ class AcrossProcesses final : public Collectives {
         } else {
           std::byte* buffer = scratch(k, static_cast<std::size_t>(length) * element);
           transfer.receive(process_of(group[k]), buffer, own, own);
-          part[k] = GroupMember{first->device, buffer, nullptr};
+          part[k] = GroupMember{here, buffer, nullptr};
         }
       }
       transfer.wait();
     }
-    // 2. Chunk `mine` combined into the first output, in member order.
-    std::size_t const first_index = static_cast<std::size_t>(first - group.data());
-    part[first_index].out = first->out + static_cast<std::size_t>(begin) * element;
+    // 2. Chunk `mine` combined into the landing buffer, in member order.
+    part[spread.local[0]].out = landing + static_cast<std::size_t>(begin) * element;
     in_process_collectives().all_reduce(dtype, op, part, Box{{0, length}});
     // 3. The combined chunks to every process of the group; then every other local output a copy.
     {
       BoxTransfer transfer(processes, element, "an all-reduce across processes");
       for (std::size_t c = 0; c < processes.size(); ++c)
-        if (c != mine) transfer.receive(processes[c], first->out, flat, chunk(c));
+        if (c != mine) transfer.receive(processes[c], landing, flat, chunk(c));
       for (std::size_t c = 0; c < processes.size(); ++c)
-        if (c != mine) transfer.send(processes[c], first->out, flat, own);
+        if (c != mine) transfer.send(processes[c], landing, flat, own);
       transfer.wait();
     }
-    copy_to_other_outputs(group, spread, first, flat, element);
+    if (first) copy_to_other_outputs(group, spread, first, flat, element);
   }
 
   // A process receives, for each of its members' pieces, that piece of every remote member's
