@@ -10,12 +10,14 @@
 #include <mpi.h>
 
 #include <array>
-#include <chrono>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 
+#include "interleaved.hpp"
+#include "mpi_bench.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/runtime/collectives.hpp"
 
@@ -45,27 +47,9 @@ struct Setup {
 // receive buffers are made once, on first use), and every timed call starts from a barrier, so
 // that one process's lag in the previous call is not counted in the next. Rank 0's times.
 template <class... Fs>
-std::array<double, sizeof...(Fs)> time_interleaved(benchmark::State& state, Fs&&... fns) {
-  using Clock = std::chrono::steady_clock;
+std::array<double, sizeof...(Fs)> time_interleaved_mpi(benchmark::State& state, Fs&&... fns) {
   (fns(), ...);
-  std::array<double, sizeof...(Fs)> total{};
-  for (auto _ : state) {
-    double first = -1;
-    std::size_t k = 0;
-    auto run = [&](auto& f) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      auto t0 = Clock::now();
-      f();
-      Kokkos::fence();
-      double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      total[k++] += s;
-      if (first < 0) first = s;
-    };
-    (run(fns), ...);
-    state.SetIterationTime(first);
-  }
-  for (auto& t : total) t /= static_cast<double>(state.iterations());
-  return total;  // mean seconds per call
+  return bench::time_interleaved_after(state, [] { MPI_Barrier(MPI_COMM_WORLD); }, std::forward<Fs>(fns)...);
 }
 
 void report(benchmark::State& state, std::array<double, 2> t) {
@@ -80,7 +64,7 @@ void BM_all_reduce(benchmark::State& state) {
   Setup s;
   auto g = s.group();
   Box held{{0, floats}};
-  report(state, time_interleaved(
+  report(state, time_interleaved_mpi(
                     state, [&] { collectives().all_reduce(DType::float32, ReduceOp::sum, g, held); },
                     [&] { MPI_Allreduce(s.in.data(), s.out.data(), floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }));
 }
@@ -92,7 +76,7 @@ void BM_reduce_scatter(benchmark::State& state) {
   std::int64_t piece = floats / s.n;
   std::vector<Box> pieces;
   for (int p = 0; p < s.n; ++p) pieces.push_back(Box{{p * piece, (p + 1) * piece}});
-  report(state, time_interleaved(
+  report(state, time_interleaved_mpi(
                     state, [&] { collectives().reduce_scatter(DType::float32, ReduceOp::sum, g, held, pieces); },
                     [&] {
                       MPI_Reduce_scatter_block(s.in.data(), s.out.data(), static_cast<int>(piece), MPI_FLOAT, MPI_SUM,
@@ -108,7 +92,7 @@ void BM_all_gather(benchmark::State& state) {
   std::vector<Box> pieces;
   for (int p = 0; p < s.n; ++p) pieces.push_back(Box{{p * floats, (p + 1) * floats}});
   std::vector<float> gathered(s.mpi_out.size());
-  report(state, time_interleaved(
+  report(state, time_interleaved_mpi(
                     state, [&] { collectives().all_gather(DType::float32, g, pieces); },
                     [&] {
                       MPI_Allgather(s.in.data(), static_cast<int>(floats), MPI_FLOAT, gathered.data(),
@@ -126,7 +110,7 @@ void BM_all_to_all(benchmark::State& state) {
     in_boxes.push_back(Box{{p, p + 1}, {0, s.n * chunk}});
     out_boxes.push_back(Box{{0, s.n}, {p * chunk, (p + 1) * chunk}});
   }
-  report(state, time_interleaved(
+  report(state, time_interleaved_mpi(
                     state, [&] { collectives().all_to_all(DType::float32, g, in_boxes, out_boxes); },
                     [&] {
                       MPI_Alltoall(s.in.data(), static_cast<int>(chunk), MPI_FLOAT, s.out.data(),
@@ -141,20 +125,13 @@ void BM_collective_permute(benchmark::State& state) {
   std::vector<PermutePair> pairs;
   for (int p = 0; p < s.n; ++p) pairs.push_back({p, (p + 1) % s.n});
   int to = (s.me + 1) % s.n, from = (s.me + s.n - 1) % s.n;
-  report(state, time_interleaved(
+  report(state, time_interleaved_mpi(
                     state, [&] { collectives().collective_permute(DType::float32, g, boxes, boxes, pairs); },
                     [&] {
                       MPI_Sendrecv(s.in.data(), static_cast<int>(floats), MPI_FLOAT, to, 1, s.out.data(),
                                    static_cast<int>(floats), MPI_FLOAT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     }));
 }
-
-// What ranks other than 0 report: nothing.
-class Quiet final : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(Context const&) override { return true; }
-  void ReportRuns(std::vector<Run> const&) override {}
-};
 
 constexpr int iterations = 8;
 BENCHMARK(BM_all_reduce)->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -171,13 +148,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_mpi_collectives: run one device per process (TESSEL_NUM_DEVICES=1)\n");
     return 1;
   }
-  benchmark::Initialize(&argc, argv);
-  if (tessel::distributed::process_index() != 0) {
-    Quiet quiet;
-    benchmark::RunSpecifiedBenchmarks(&quiet);
-  } else {
-    benchmark::RunSpecifiedBenchmarks();
-  }
-  benchmark::Shutdown();
-  return 0;
+  return tessel::bench::run_reporting_on_rank_zero(argc, argv);
 }

@@ -34,6 +34,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "mpi_bench.hpp"
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/tools/profile.hpp"
@@ -154,13 +155,6 @@ void BM_megatron(benchmark::State& state, bool mp_across) {
   state.counters["threads"] = threads;
 }
 
-// What ranks other than 0 report: nothing.
-class Quiet final : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(Context const&) override { return true; }
-  void ReportRuns(std::vector<Run> const&) override {}
-};
-
 constexpr int iterations = 5;
 BENCHMARK_CAPTURE(BM_megatron, dp_across_processes, false)
     ->Iterations(iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -175,13 +169,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_mpi_megatron: run 2 processes of 8 devices each (mpirun -np 2, TESSEL_NUM_DEVICES=8)\n");
     return 1;
   }
-  benchmark::Initialize(&argc, argv);
-  if (tessel::distributed::process_index() != 0) {
-    Quiet quiet;
-    benchmark::RunSpecifiedBenchmarks(&quiet);
-  } else {
-    benchmark::RunSpecifiedBenchmarks();
-  }
-  benchmark::Shutdown();
-  return 0;
+  return tessel::bench::run_reporting_on_rank_zero(argc, argv);
 }

@@ -6,19 +6,22 @@
 
 #include <array>
 #include <chrono>
+#include <utility>
 
 #include <Kokkos_Core.hpp>
 
 namespace tessel::bench {
 
-template <class... Fs>
-std::array<double, sizeof...(Fs)> time_interleaved(benchmark::State& state, Fs&&... fns) {
+// `before` runs, untimed, before every timed call (a barrier between processes, say).
+template <class Before, class... Fs>
+std::array<double, sizeof...(Fs)> time_interleaved_after(benchmark::State& state, Before&& before, Fs&&... fns) {
   using Clock = std::chrono::steady_clock;
   std::array<double, sizeof...(Fs)> total{};
   for (auto _ : state) {
     double first = -1;
     std::size_t k = 0;
     auto run = [&](auto& f) {
+      before();
       auto t0 = Clock::now();
       f();
       Kokkos::fence();
@@ -31,6 +34,11 @@ std::array<double, sizeof...(Fs)> time_interleaved(benchmark::State& state, Fs&&
   }
   for (auto& t : total) t /= static_cast<double>(state.iterations());
   return total;  // mean seconds per call
+}
+
+template <class... Fs>
+std::array<double, sizeof...(Fs)> time_interleaved(benchmark::State& state, Fs&&... fns) {
+  return time_interleaved_after(state, [] {}, std::forward<Fs>(fns)...);
 }
 
 }  // namespace tessel::bench
