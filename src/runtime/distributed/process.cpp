@@ -90,7 +90,11 @@ void initialize() {
   s.initialized = true;
   if (s.count > 1) {
     std::set_terminate(end_job_on_uncaught_exception);
-    plan::set_devices_per_process(local);  // the planner prices groups across processes as MPI
+    // The planner prices collectives whose groups cross processes with the cost model's mpi_
+    // entries, so it may choose another plan than one process would (and a reduction in another
+    // order); TESSEL_PRICE_PROCESSES=0 keeps every plan the one process's.
+    char const* price = std::getenv("TESSEL_PRICE_PROCESSES");
+    if (price == nullptr || std::string(price) != "0") plan::set_devices_per_process(local);
   }
 #else
   if (launched_by_mpi())
