@@ -4,6 +4,7 @@
 //   hang   - process 1 stops answering while the others wait in a collective (the first run of a
 //            plan: they wait in its plan agreement);
 //   hang_later - the same once the plan is cached: they wait inside the all-reduce itself;
+//   hang_gather - the same in a reshard's all-gather (MPI's own, a blocking call);
 //   ok     - every process runs the same program (the control).
 #include <chrono>
 #include <cstdio>
@@ -23,6 +24,12 @@ int main(int argc, char* argv[]) {
   auto x = device_put(std::vector<float>(static_cast<std::size_t>(shape.num_elements()), 1.0f), shape,
                       NamedSharding(mesh, P("x")));
   if (std::strcmp(mode, "hang_later") == 0) Tensor<float> first = sum(x, {0});  // plans and agrees
+  if (std::strcmp(mode, "hang_gather") == 0) {
+    NamedSharding replicated(mesh, P());
+    auto whole = device_put(x, replicated);  // row blocks gathered: MPI_Allgather
+    if (distributed::process_index() == 1) std::this_thread::sleep_for(std::chrono::hours(1));
+    whole = device_put(x, replicated);
+  }
   if (distributed::process_index() == 1) {
     if (std::strcmp(mode, "throw") == 0) throw std::runtime_error("cannot read weights.bin on this host");
     if (std::strncmp(mode, "hang", 4) == 0) std::this_thread::sleep_for(std::chrono::hours(1));

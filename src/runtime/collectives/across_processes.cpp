@@ -4,7 +4,7 @@
 // (distributed::BoxTransfer; strided boxes as MPI datatypes), so that it costs what the matching
 // MPI collective costs:
 //  - all-gather: when each process's pieces are one range of the whole (an outer-dimension
-//    split), MPI's own all-gather (MPI_Iallgatherv in place into the first local output);
+//    split), MPI's own all-gather (MPI_Allgather(v) in place into the first local output);
 //    otherwise each member's piece to every other process, received into the first local output
 //    at its place. Local pieces are copied in; further local outputs copy the first.
 //  - all-to-all and collective-permute: each part of an out box from the process holding it,

@@ -149,10 +149,16 @@ bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std:
   MPI_Datatype element = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &element);
   MPI_Type_commit(&element);
-  std::vector<MPI_Request> request(1);
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c.data(), d.data(), element, communicator(processes),
-                  request.data());
-  wait_or_abort(request, what);
+  MPI_Comm const comm = communicator(processes);
+  // Equal parts in process order: MPI_Allgather itself (MPI's tuned algorithms for it); else the
+  // v variant. Blocking calls (MPI's nonblocking collectives take other, slower algorithms), so
+  // under the watchdog thread.
+  bool regular = true;
+  for (std::size_t p = 0; p < c.size(); ++p) regular = regular && c[p] == c[0] && d[p] == static_cast<int>(p) * c[0];
+  call_or_abort(what, [&] {
+    if (regular) MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c[0], element, comm);
+    else MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c.data(), d.data(), element, comm);
+  });
   MPI_Type_free(&element);
   return true;
 #else

@@ -37,8 +37,21 @@ long& exchange_sequence() {
 }  // namespace
 
 #if TESSEL_ENABLE_MPI
+long next_wait_sequence() { return ++exchange_sequence(); }
+
+void report_wait(double waited, char const* what, long sequence) {
+  char const* step = tessel::detail::running_step_label;
+  std::fprintf(stderr,
+               "tessel: process %d of %d waited %.0f s for another process in %s #%ld (during %s); "
+               "TESSEL_COLLECTIVE_TIMEOUT_S is %.0f s. Another process may have failed, hung, or be running "
+               "a different program. Ending the job.\n",
+               process_index(), process_count(), waited, what, sequence,
+               step ? std::format("plan step '{}'", step).c_str() : "no plan step", collective_timeout_s());
+  std::fflush(stderr);
+}
+
 void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
-  long const sequence = ++exchange_sequence();
+  long const sequence = next_wait_sequence();
   double const limit = collective_timeout_s();
   auto const start = std::chrono::steady_clock::now();
   for (int spins = 0;; ++spins) {
@@ -47,14 +60,7 @@ void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
     if (done) return;
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > limit) {
-      char const* step = tessel::detail::running_step_label;
-      std::fprintf(stderr,
-                   "tessel: process %d of %d waited %.0f s for another process in %s #%ld (during %s); "
-                   "TESSEL_COLLECTIVE_TIMEOUT_S is %.0f s. Another process may have failed, hung, or be running "
-                   "a different program. Ending the job.\n",
-                   process_index(), process_count(), waited, what, sequence,
-                   step ? std::format("plan step '{}'", step).c_str() : "no plan step", limit);
-      std::fflush(stderr);
+      report_wait(waited, what, sequence);
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));  // oversubscribed cores

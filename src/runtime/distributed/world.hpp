@@ -70,7 +70,7 @@ class BoxTransfer {
   std::unique_ptr<State> state_;
 };
 
-// MPI's own all-gather (MPI_Iallgatherv, in place) over the communicator of `processes`: process
+// MPI's own all-gather (in place) over the communicator of `processes`: process
 // processes[r]'s counts[r] elements are already in `out` at element displacements[r]; afterwards
 // every process's are, on every process. False (and nothing sent) when a count or displacement
 // does not fit MPI's ints; the caller then moves the boxes itself.

@@ -1,0 +1,77 @@
+// The watchdog for blocking MPI calls (mpi_wait.hpp's call_or_abort). MPI's own collectives block
+// until every process has come; a process that died, hangs or runs another program would leave the
+// others inside them for ever. One thread, started on first use, sleeps until the armed call's
+// deadline (TESSEL_COLLECTIVE_TIMEOUT_S) and, if that call is still running then, prints the same
+// report as a polled wait and ends this process (it cannot call MPI_Abort: MPI runs funneled
+// through the main thread); mpirun then ends the job.
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "mpi_wait.hpp"
+#include "world.hpp"
+
+#if TESSEL_ENABLE_MPI
+namespace tessel::distributed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Watchdog {
+  std::mutex mutex;
+  std::condition_variable changed;
+  long ticket = 0;   // of the armed call; 0: none
+  long issued = 0;
+  char const* what = nullptr;
+  long sequence = 0;
+  Clock::time_point start;
+
+  void watch() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return ticket != 0; });
+      long const mine = ticket;
+      auto const deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(collective_timeout_s()));
+      if (changed.wait_until(lock, deadline, [&] { return ticket != mine; })) continue;
+      report_wait(std::chrono::duration<double>(Clock::now() - start).count(), what, sequence);
+      std::_Exit(3);
+    }
+  }
+};
+
+// Never destroyed: the thread may still wait on it while the process exits.
+Watchdog& watchdog() {
+  static Watchdog* w = [] {
+    auto* d = new Watchdog;
+    std::thread([d] { d->watch(); }).detach();
+    return d;
+  }();
+  return *w;
+}
+
+}  // namespace
+
+long arm_watchdog(char const* what, long sequence) {
+  Watchdog& w = watchdog();
+  std::lock_guard lock(w.mutex);
+  w.ticket = ++w.issued;
+  w.what = what;
+  w.sequence = sequence;
+  w.start = Clock::now();
+  w.changed.notify_one();
+  return w.ticket;
+}
+
+void disarm_watchdog(long ticket) {
+  Watchdog& w = watchdog();
+  std::lock_guard lock(w.mutex);
+  if (w.ticket == ticket) w.ticket = 0;
+  w.changed.notify_one();
+}
+
+}  // namespace tessel::distributed
+#endif
