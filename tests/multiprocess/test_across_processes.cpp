@@ -169,6 +169,41 @@ TEST_CASE("collectives across processes move exactly what each output needs, and
   run_every_collective();
 }
 
+TEST_CASE("one device of each process: MPI's own all-to-all and all-gather, equal parts or not") {
+  int const n = distributed::process_count();
+  std::vector<int> devices;
+  for (int p = 0; p < n; ++p) devices.push_back(p * local_device_count());
+  auto const members = static_cast<std::size_t>(n);
+  for (bool equal : {true, false}) {
+    INFO((equal ? "equal parts" : "unequal parts"));
+    // Member k's column block has width w(k); member j holds row j of every block (all-to-all:
+    // each part is one run of both buffers), and the row blocks of an all-gather are one range each.
+    auto width = [&](std::size_t k) { return static_cast<std::int64_t>(equal ? 8 : 3 + 2 * k); };
+    std::int64_t total = 0;
+    std::vector<std::int64_t> start;
+    for (std::size_t k = 0; k < members; ++k) start.push_back(total), total += width(k);
+    std::vector<Box> in_boxes, out_boxes, row_pieces, wholes;
+    for (std::size_t k = 0; k < members; ++k) {
+      auto i = static_cast<std::int64_t>(k);
+      in_boxes.push_back(Box{{i, i + 1}, {0, total}});
+      out_boxes.push_back(Box{{0, n}, {start[k], start[k] + width(k)}});
+      row_pieces.push_back(Box{{start[k], start[k] + width(k)}, {0, 5}});
+      wholes.push_back(Box{{0, total}, {0, 5}});
+    }
+    Buffers a(devices, in_boxes, out_boxes);
+    collectives().all_to_all(DType::float32, a.group, in_boxes, out_boxes);
+    Buffers g(devices, row_pieces, wholes);
+    collectives().all_gather(DType::float32, g.group, row_pieces);
+    std::size_t const me = static_cast<std::size_t>(distributed::process_index());
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t c = out_boxes[me][1].start; c < out_boxes[me][1].stop; ++c)
+        REQUIRE(at(a, me, out_boxes[me], r, c) == value(static_cast<std::size_t>(r), r, c));
+    for (std::size_t j = 0; j < members; ++j)
+      for (std::int64_t r = row_pieces[j][0].start; r < row_pieces[j][0].stop; ++r)
+        for (std::int64_t c = 0; c < 5; ++c) REQUIRE(at(g, me, wholes[me], r, c) == value(j, r, c));
+  }
+}
+
 TEST_CASE("communicators: one per set of processes a group spans, made once and kept") {
   run_every_collective();
   int const made = distributed::communicator_count();

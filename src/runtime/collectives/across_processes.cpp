@@ -7,8 +7,9 @@
 //    split), MPI's own all-gather (MPI_Allgather(v) in place into the first local output);
 //    otherwise each member's piece to every other process, received into the first local output
 //    at its place. Local pieces are copied in; further local outputs copy the first.
-//  - all-to-all and collective-permute: each part of an out box from the process holding it,
-//    received into the out buffer; local parts copied.
+//  - all-to-all: with one member per process and each part one run of both buffers, MPI's own
+//    (MPI_Alltoall(v)); otherwise, as collective-permute, each part of an out box from the process
+//    holding it, received into the out buffer; local parts copied.
 //  - reductions stay deterministic: an element is combined from every member's input in member
 //    order, by the in-process code, so a result has the same bits however the devices are spread
 //    over processes (MPI's own reductions promise no order). A process receives the parts of the
@@ -311,6 +312,7 @@ class AcrossProcesses final : public Collectives {
     std::size_t out_bytes = 0;
     for (std::size_t k : spread.local) out_bytes += bytes_of(out_boxes[k], element);
     fence_all_devices();
+    if (all_to_all_by_mpi(group, in_boxes, out_boxes, spread, element)) return fence_all_devices();
     BoxTransfer transfer(spread.processes, element, "an all-to-all across processes");
     // Member k's out box from every member j holding part of it (both sides walk k, then j).
     auto each_part = [&](auto&& f) {
@@ -371,6 +373,34 @@ class AcrossProcesses final : public Collectives {
   }
 
  private:
+  // MPI's own all-to-all, when every process has one member and each part goes
+  // from one contiguous run of its source's buffer to one of its target's: every process decides
+  // the same from the same boxes. False when the boxes are not so (the caller moves them itself).
+  static bool all_to_all_by_mpi(std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                                std::span<Box const> out_boxes, Spread const& spread, std::size_t element) {
+    std::size_t const n = spread.processes.size();
+    if (group.size() != n) return false;  // one member per process (the processes are distinct)
+    auto rank = [&](std::size_t k) {
+      return static_cast<std::size_t>(std::lower_bound(spread.processes.begin(), spread.processes.end(),
+                                                       process_of(group[k])) - spread.processes.begin());
+    };
+    std::size_t const me = spread.local[0];
+    std::vector<std::int64_t> send_counts(n), send_starts(n), receive_counts(n), receive_starts(n);
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t j = 0; j < n; ++j) {
+        Box part = intersect(out_boxes[k], in_boxes[j]);
+        if (part.empty()) continue;
+        detail::RunPlan from = detail::plan_runs(in_boxes[j], in_boxes[j], part);
+        detail::RunPlan to = detail::plan_runs(out_boxes[k], out_boxes[k], part);
+        if (from.runs != 1 || to.runs != 1) return false;  // strided on one side
+        if (j == me) send_counts[rank(k)] = part.num_elements(), send_starts[rank(k)] = from.src_base;
+        if (k == me) receive_counts[rank(j)] = part.num_elements(), receive_starts[rank(j)] = to.src_base;
+      }
+    return distributed::all_to_all_runs(spread.processes, group[me].in, out_of(group, me, out_boxes[me], element),
+                                        element, send_counts,
+                                        send_starts, receive_counts, receive_starts, "an all-to-all across processes");
+  }
+
   // Member k's output, or (for a local member without one) a buffer whose contents are dropped.
   static std::byte* out_of(std::span<GroupMember const> group, std::size_t k, Box const& box, std::size_t element) {
     return group[k].out ? group[k].out : scratch(k, bytes_of(box, element));

@@ -167,4 +167,42 @@ bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std:
 #endif
 }
 
+bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std::byte* out, std::size_t element_size,
+                     std::vector<std::int64_t> const& send_counts, std::vector<std::int64_t> const& send_starts,
+                     std::vector<std::int64_t> const& receive_counts, std::vector<std::int64_t> const& receive_starts,
+                     char const* what) {
+#if TESSEL_ENABLE_MPI
+  auto ints = [](std::vector<std::int64_t> const& v, std::vector<int>& out) {
+    for (auto x : v) {
+      if (x > INT_MAX) return false;  // MPI counts are ints
+      out.push_back(static_cast<int>(x));
+    }
+    return true;
+  };
+  std::vector<int> sc, sd, rc, rd;
+  if (!ints(send_counts, sc) || !ints(send_starts, sd) || !ints(receive_counts, rc) || !ints(receive_starts, rd))
+    return false;
+  MPI_Datatype element = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  MPI_Comm const comm = communicator(processes);
+  // Equal parts in process order on both sides: MPI_Alltoall itself (its tuned algorithms); else
+  // the v variant. Blocking, under the watchdog thread (as all_gather_in_place).
+  bool regular = true;
+  for (std::size_t p = 0; p < sc.size(); ++p)
+    regular = regular && sc[p] == sc[0] && rc[p] == sc[0] && sd[p] == static_cast<int>(p) * sc[0] &&
+              rd[p] == static_cast<int>(p) * sc[0];
+  call_or_abort(what, [&] {
+    if (regular) MPI_Alltoall(in, sc[0], element, out, sc[0], element, comm);
+    else MPI_Alltoallv(in, sc.data(), sd.data(), element, out, rc.data(), rd.data(), element, comm);
+  });
+  MPI_Type_free(&element);
+  return true;
+#else
+  (void)processes, (void)in, (void)out, (void)element_size, (void)send_counts, (void)send_starts, (void)receive_counts,
+      (void)receive_starts, (void)what;
+  throw Error("tessel: internal error: a collective across processes in a build without MPI");
+#endif
+}
+
 }  // namespace tessel::distributed

@@ -78,6 +78,15 @@ bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std:
                          std::vector<std::int64_t> const& counts, std::vector<std::int64_t> const& displacements,
                          char const* what);
 
+// MPI's own all-to-all over the communicator of `processes`, for one buffer of each side per
+// process: processes[r] receives send_counts[r] elements from `in` at element send_starts[r], and
+// this process receives receive_counts[r] elements from processes[r] into `out` at element
+// receive_starts[r]. False (and nothing sent) when a count or start does not fit MPI's ints.
+bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std::byte* out, std::size_t element_size,
+                     std::vector<std::int64_t> const& send_counts, std::vector<std::int64_t> const& send_starts,
+                     std::vector<std::int64_t> const& receive_counts, std::vector<std::int64_t> const& receive_starts,
+                     char const* what);
+
 // Frees the collectives' communicators (finalize(), before MPI ends).
 void free_communicators();
 
