@@ -27,15 +27,13 @@ struct Watchdog {
   long issued = 0;
   char const* what = nullptr;
   long sequence = 0;
-  Clock::time_point start;
+  Clock::time_point start, deadline;
 
   void watch() {
     std::unique_lock lock(mutex);
     for (;;) {
       changed.wait(lock, [&] { return ticket != 0; });
       long const mine = ticket;
-      auto const deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(collective_timeout_s()));
       if (changed.wait_until(lock, deadline, [&] { return ticket != mine; })) continue;
       report_wait(std::chrono::duration<double>(Clock::now() - start).count(), what, sequence);
       std::_Exit(3);
@@ -56,12 +54,14 @@ Watchdog& watchdog() {
 }  // namespace
 
 long arm_watchdog(char const* what, long sequence) {
+  double const limit = collective_timeout_s();  // read here: a bad value throws on this thread
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mutex);
   w.ticket = ++w.issued;
   w.what = what;
   w.sequence = sequence;
   w.start = Clock::now();
+  w.deadline = w.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
   w.changed.notify_one();
   return w.ticket;
 }
