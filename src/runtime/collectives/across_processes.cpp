@@ -4,7 +4,7 @@
 // (distributed::BoxTransfer; strided boxes as MPI datatypes), so that it costs what the matching
 // MPI collective costs:
 //  - all-gather: when each process's pieces are one range of the whole (an outer-dimension
-//    split), MPI's own all-gather (MPI_Allgather(v) in place into the first local output);
+//    split), MPI's own all-gather (MPI_Allgather(v) into the first local output);
 //    otherwise each member's piece to every other process, received into the first local output
 //    at its place. Local pieces are copied in; further local outputs copy the first.
 //  - all-to-all: with one member per process and each part one run of both buffers, MPI's own
@@ -269,11 +269,14 @@ class AcrossProcesses final : public Collectives {
     fence_all_devices();
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
       // Each process's pieces are one range of the whole's elements (a split of the outer
-      // dimension, say): MPI's own all-gather, in place after the local pieces are copied in.
-      for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+      // dimension, say): MPI's own all-gather, from the one local member's input, or in place
+      // after the local pieces are copied in.
+      std::byte const* send = spread.local.size() == 1 ? group[spread.local[0]].in : nullptr;
+      if (!send)
+        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
       Kokkos::fence();
-      if (distributed::all_gather_in_place(spread.processes, landing, element, ranges->counts, ranges->starts,
-                                           "an all-gather across processes")) {
+      if (distributed::all_gather_ranges(spread.processes, send, landing, element, ranges->counts, ranges->starts,
+                                         "an all-gather across processes")) {
         if (first) copy_to_other_outputs(group, spread, first, whole, element);
         fence_all_devices();
         return;

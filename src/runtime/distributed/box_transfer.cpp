@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <format>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tessel/core/error.hpp"
@@ -36,6 +37,38 @@ void split(Box const& region, std::int64_t most, std::vector<Box>& out) {
   }
 }
 
+#if TESSEL_ENABLE_MPI
+// An element of `size` bytes as MPI sees it: a predefined type where one fits (MPI's fastest
+// paths know them), else a committed contiguous type, which `owned` says to free.
+MPI_Datatype element_type(std::size_t size, bool& owned) {
+  owned = false;
+  switch (size) {
+    case 1: return MPI_UINT8_T;
+    case 2: return MPI_UINT16_T;
+    case 4: return MPI_UINT32_T;
+    case 8: return MPI_UINT64_T;
+    default: break;
+  }
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &t);
+  MPI_Type_commit(&t);
+  owned = true;
+  return t;
+}
+
+// The element type for one call, freed at its end.
+struct Element {
+  bool owned = false;
+  MPI_Datatype type;
+  explicit Element(std::size_t size) : type(element_type(size, owned)) {}
+  ~Element() {
+    if (owned) MPI_Type_free(&type);
+  }
+  Element(Element const&) = delete;
+  Element& operator=(Element const&) = delete;
+};
+#endif
+
 }  // namespace
 
 #if TESSEL_ENABLE_MPI
@@ -43,14 +76,13 @@ struct BoxTransfer::State {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<MPI_Request> requests;
   std::vector<MPI_Datatype> types;
-  MPI_Datatype element = MPI_DATATYPE_NULL;
+  std::optional<Element> element;
 };
 
 BoxTransfer::BoxTransfer(std::vector<int> processes, std::size_t element_size, char const* what)
     : processes_(std::move(processes)), element_(element_size), what_(what), state_(std::make_unique<State>()) {
   state_->comm = communicator(processes_);
-  MPI_Type_contiguous(static_cast<int>(element_), MPI_BYTE, &state_->element);
-  MPI_Type_commit(&state_->element);
+  state_->element.emplace(element_);
 }
 
 BoxTransfer::~BoxTransfer() {
@@ -61,7 +93,6 @@ BoxTransfer::~BoxTransfer() {
     MPI_Wait(&r, MPI_STATUS_IGNORE);
   }
   for (auto& t : state_->types) MPI_Type_free(&t);
-  MPI_Type_free(&state_->element);
 }
 
 int BoxTransfer::rank_of(int process) const {
@@ -96,7 +127,7 @@ void BoxTransfer::post(bool sending, int process, std::byte* data, Box const& he
         starts[d] = static_cast<int>(part[d].start - held[d].start);
       }
       MPI_Datatype t = MPI_DATATYPE_NULL;
-      MPI_Type_create_subarray(rank, sizes.data(), subsizes.data(), starts.data(), MPI_ORDER_C, state_->element, &t);
+      MPI_Type_create_subarray(rank, sizes.data(), subsizes.data(), starts.data(), MPI_ORDER_C, state_->element->type, &t);
       MPI_Type_commit(&t);
       state_->types.push_back(t);
       if (sending) MPI_Isend(data, 1, t, peer, box_tag, state_->comm, &r);
@@ -136,9 +167,9 @@ void BoxTransfer::receive(int process, std::byte* data, Box const& held, Box con
 
 namespace tessel::distributed {
 
-bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std::size_t element_size,
-                         std::vector<std::int64_t> const& counts, std::vector<std::int64_t> const& displacements,
-                         char const* what) {
+bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send, std::byte* out,
+                       std::size_t element_size, std::vector<std::int64_t> const& counts,
+                       std::vector<std::int64_t> const& displacements, char const* what) {
 #if TESSEL_ENABLE_MPI
   std::vector<int> c(counts.size()), d(counts.size());
   for (std::size_t p = 0; p < counts.size(); ++p) {
@@ -146,23 +177,26 @@ bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std:
     c[p] = static_cast<int>(counts[p]);
     d[p] = static_cast<int>(displacements[p]);
   }
-  MPI_Datatype element = MPI_DATATYPE_NULL;
-  MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &element);
-  MPI_Type_commit(&element);
+  Element const e(element_size);
+  MPI_Datatype const element = e.type;
   MPI_Comm const comm = communicator(processes);
   // Equal parts in process order: MPI_Allgather itself (MPI's tuned algorithms for it); else the
   // v variant. Blocking calls (MPI's nonblocking collectives take other, slower algorithms), so
   // under the watchdog thread.
   bool regular = true;
   for (std::size_t p = 0; p < c.size(); ++p) regular = regular && c[p] == c[0] && d[p] == static_cast<int>(p) * c[0];
+  auto const mine = static_cast<std::size_t>(std::lower_bound(processes.begin(), processes.end(), process_index()) -
+                                             processes.begin());
+  void const* from = send ? static_cast<void const*>(send) : MPI_IN_PLACE;
+  int const sent = send ? c[mine] : 0;
+  MPI_Datatype const sent_type = send ? element : MPI_DATATYPE_NULL;
   call_or_abort(what, [&] {
-    if (regular) MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c[0], element, comm);
-    else MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, c.data(), d.data(), element, comm);
+    if (regular) MPI_Allgather(from, sent, sent_type, out, c[0], element, comm);
+    else MPI_Allgatherv(from, sent, sent_type, out, c.data(), d.data(), element, comm);
   });
-  MPI_Type_free(&element);
   return true;
 #else
-  (void)processes, (void)out, (void)element_size, (void)counts, (void)displacements, (void)what;
+  (void)processes, (void)send, (void)out, (void)element_size, (void)counts, (void)displacements, (void)what;
   throw Error("tessel: internal error: a collective across processes in a build without MPI");
 #endif
 }
@@ -182,9 +216,8 @@ bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std
   std::vector<int> sc, sd, rc, rd;
   if (!ints(send_counts, sc) || !ints(send_starts, sd) || !ints(receive_counts, rc) || !ints(receive_starts, rd))
     return false;
-  MPI_Datatype element = MPI_DATATYPE_NULL;
-  MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &element);
-  MPI_Type_commit(&element);
+  Element const e(element_size);
+  MPI_Datatype const element = e.type;
   MPI_Comm const comm = communicator(processes);
   // Equal parts in process order on both sides: MPI_Alltoall itself (its tuned algorithms); else
   // the v variant. Blocking, under the watchdog thread (as all_gather_in_place).
@@ -196,7 +229,6 @@ bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std
     if (regular) MPI_Alltoall(in, sc[0], element, out, sc[0], element, comm);
     else MPI_Alltoallv(in, sc.data(), sd.data(), element, out, rc.data(), rd.data(), element, comm);
   });
-  MPI_Type_free(&element);
   return true;
 #else
   (void)processes, (void)in, (void)out, (void)element_size, (void)send_counts, (void)send_starts, (void)receive_counts,

@@ -70,13 +70,13 @@ class BoxTransfer {
   std::unique_ptr<State> state_;
 };
 
-// MPI's own all-gather (in place) over the communicator of `processes`: process
-// processes[r]'s counts[r] elements are already in `out` at element displacements[r]; afterwards
-// every process's are, on every process. False (and nothing sent) when a count or displacement
-// does not fit MPI's ints; the caller then moves the boxes itself.
-bool all_gather_in_place(std::vector<int> const& processes, std::byte* out, std::size_t element_size,
-                         std::vector<std::int64_t> const& counts, std::vector<std::int64_t> const& displacements,
-                         char const* what);
+// MPI's own all-gather over the communicator of `processes`: processes[r]'s counts[r] elements go
+// to `out` at element displacements[r] on every process. This process's come from `send` (all of
+// them, contiguous), or, when `send` is null, are already in place in `out`. False (and nothing
+// sent) when a count or displacement does not fit MPI's ints; the caller then moves the boxes itself.
+bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send, std::byte* out,
+                       std::size_t element_size, std::vector<std::int64_t> const& counts,
+                       std::vector<std::int64_t> const& displacements, char const* what);
 
 // MPI's own all-to-all over the communicator of `processes`, for one buffer of each side per
 // process: processes[r] receives send_counts[r] elements from `in` at element send_starts[r], and
