@@ -121,8 +121,16 @@ void BM_megatron(benchmark::State& state, bool mp_across) {
   run_two();
   double one_s = 0, two_s = 0;
   std::vector<double> ratios;  // per iteration: one process's time over two processes'
+  long iteration = 0;
   for (auto _ : state) {
-    double o = run_one(), t = run_two();
+    double o = 0, t = 0;
+    if (iteration++ % 2) {  // the two take turns at going first
+      t = run_two();
+      o = run_one();
+    } else {
+      o = run_one();
+      t = run_two();
+    }
     one_s += o;
     two_s += t;
     ratios.push_back(o / t);
