@@ -30,7 +30,17 @@ std::vector<Entry> entries(CostModel& m) {
           {"all_reduce", &m.all_reduce.latency_us, &m.all_reduce.bandwidth_GBps},
           {"all_to_all", &m.all_to_all.latency_us, &m.all_to_all.bandwidth_GBps},
           {"collective_permute", &m.collective_permute.latency_us, &m.collective_permute.bandwidth_GBps},
-          {"local_copy", &m.local_copy.latency_us, &m.local_copy.bandwidth_GBps}};
+          {"local_copy", &m.local_copy.latency_us, &m.local_copy.bandwidth_GBps},
+          {"mpi_all_gather", &m.mpi_all_gather.latency_us, &m.mpi_all_gather.bandwidth_GBps},
+          {"mpi_reduce_scatter", &m.mpi_reduce_scatter.latency_us, &m.mpi_reduce_scatter.bandwidth_GBps},
+          {"mpi_all_reduce", &m.mpi_all_reduce.latency_us, &m.mpi_all_reduce.bandwidth_GBps},
+          {"mpi_all_to_all", &m.mpi_all_to_all.latency_us, &m.mpi_all_to_all.bandwidth_GBps},
+          {"mpi_collective_permute", &m.mpi_collective_permute.latency_us, &m.mpi_collective_permute.bandwidth_GBps}};
+}
+
+int& devices_per_process_storage() {
+  static int n = 0;
+  return n;
 }
 
 // "kernel launch_us bandwidth_GBps GFLOPps": the roofline's line, three values where the other
@@ -72,8 +82,45 @@ void load_locked() {
 
 }  // namespace
 
+void set_devices_per_process(int devices) { devices_per_process_storage() = devices; }
+int devices_per_process() { return devices_per_process_storage(); }
+
+CostModel CostModel::over(Mesh const& mesh, ShardLayout::AxisList const& axes) const {
+  int const per = devices_per_process();
+  if (per <= 0) return *this;
+  // Positions that differ only in their coordinates on `axes` form a group: a group's key is the
+  // position with those coordinates zeroed. A group spans processes when its devices' differ.
+  MeshAxes const& shape = mesh.axes();
+  std::vector<int> first_process(static_cast<std::size_t>(mesh.num_devices()), -1);
+  bool spans = false;
+  for (int pos = 0; pos < mesh.num_devices() && !spans; ++pos) {
+    auto c = shape.coords(pos);
+    int key = 0;
+    for (std::size_t a = 0; a < shape.num_axes(); ++a) {
+      bool on = axes.empty() || std::find(axes.begin(), axes.end(), a) != axes.end();
+      key = key * shape.size(a) + (on ? 0 : c[a]);
+    }
+    int process = mesh.device_id(pos) / per;
+    int& seen = first_process[static_cast<std::size_t>(key)];
+    if (seen < 0) seen = process;
+    else spans = seen != process;
+  }
+  if (!spans) return *this;
+  CostModel m = *this;
+  m.all_gather = mpi_all_gather;
+  m.reduce_scatter = mpi_reduce_scatter;
+  m.all_reduce = mpi_all_reduce;
+  m.all_to_all = mpi_all_to_all;
+  m.collective_permute = mpi_collective_permute;
+  return m;
+}
+
 double CostModel::reshard_us(ReshardStep const& s) const {
   if (!s.collective) return s.copy ? (s.bytes > 0 ? transfer_us(s.bytes) : 0) : local_copy_us(s.bytes);
+  if (devices_per_process() > 0) {
+    CostModel const m = over(s.from.mesh(), s.axes);
+    if (!(m == *this)) return m.reshard_us(s);
+  }
   switch (*s.collective) {
     case Collective::all_gather: return all_gather_us(s.bytes, s.group);
     case Collective::all_to_all: return all_to_all_us(s.bytes, s.group);
@@ -131,7 +178,8 @@ CostModel read_cost_model(std::string const& path) {
     auto e = std::find_if(table.begin(), table.end(), [&](Entry const& x) { return f[0] == x.name; });
     if (e == table.end())
       throw Error(std::format("{}: unknown entry '{}' (expected one of transfer, all_gather, reduce_scatter, "
-                              "all_reduce, all_to_all, collective_permute, local_copy)",
+                              "all_reduce, all_to_all, collective_permute, local_copy, mpi_all_gather, mpi_reduce_scatter, "
+                              "mpi_all_reduce, mpi_all_to_all, mpi_collective_permute)",
                               where(), f[0]));
     if (f.size() != 3)
       throw Error(std::format("{}: entry '{}' has {} values; expected 2 (latency_us bandwidth_GBps)", where(), f[0],

@@ -122,7 +122,8 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
   int group = group_size(p.partial->mesh().axes(), p.collective_axes);
   Mesh const& mesh = p.partial->mesh();
   bool all_reduce = p.collective == Collective::all_reduce;
-  double us = all_reduce ? model.all_reduce_us(bytes, group) : model.reduce_scatter_us(bytes, group);
+  CostModel const priced = model.over(mesh, p.collective_axes);  // MPI's entries when a group spans processes
+  double us = all_reduce ? priced.all_reduce_us(bytes, group) : priced.reduce_scatter_us(bytes, group);
   std::string text =
       all_reduce
           ? std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "

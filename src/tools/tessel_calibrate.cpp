@@ -1,6 +1,9 @@
 // tessel_calibrate: measures this machine's collectives once, prints the fitted cost model and
 // the points it came from, and writes it where plan::cost_model() looks (plan/cost_model.hpp).
 //   tessel_calibrate [--quick] [--dry-run] [--output PATH]
+// Under mpirun (./tessel calibrate -np N) it also measures the collectives across processes (the
+// model's mpi_ entries); process 0 prints and writes, and entries it did not measure (the
+// in-process ones, with one device per process) keep the values in force.
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -25,7 +28,8 @@ int main(int argc, char* argv[]) {
       path = argv[++i];
     } else {
       std::cerr << "usage: tessel_calibrate [--quick] [--dry-run] [--output PATH]\n"
-                   "  measures the in-process collectives on TESSEL_NUM_DEVICES devices and writes the cost model\n"
+                   "  measures the in-process collectives on TESSEL_NUM_DEVICES devices (under mpirun, also those\n"
+                   "  across processes) and writes the cost model\n"
                    "  to PATH (default: $TESSEL_COST_MODEL, $XDG_CACHE_HOME/tessel/cost_model.txt or\n"
                    "  ~/.cache/tessel/cost_model.txt)\n";
       return arg == "--help" ? 0 : 2;
@@ -33,6 +37,7 @@ int main(int argc, char* argv[]) {
   }
   try {
     auto c = tessel::calibrate(options);
+    if (tessel::distributed::process_index() != 0) return 0;  // process 0 speaks for the job
     std::cout << tessel::to_string(c) << "\n" << tessel::plan::to_string(c.model);
     if (write) {
       if (!path) {

@@ -50,6 +50,11 @@ struct CostModel {
   // A local slice copies within a device; free by default (as it was before there were
   // measurements), a memory pass once calibrated.
   AlphaBeta local_copy{0.0, std::numeric_limits<double>::infinity()};
+  // The same collectives when a group spans processes (MPI between processes), priced apart from
+  // the in-process ones: `tessel calibrate` measures them under mpirun. The defaults are a guess
+  // for processes on one host (MPI's latency, a copy through shared memory).
+  AlphaBeta mpi_all_gather{20.0, 5.0}, mpi_reduce_scatter{20.0, 5.0}, mpi_all_reduce{20.0, 5.0},
+      mpi_all_to_all{20.0, 5.0}, mpi_collective_permute{20.0, 5.0};
 
   [[nodiscard]] double transfer_us(double bytes, int steps = 1) const {
     return AlphaBeta{latency_us, bandwidth_GBps}.us(bytes, steps);
@@ -77,6 +82,11 @@ struct CostModel {
   Roofline kernel;
   [[nodiscard]] double kernel_us(double flops, double bytes) const { return kernel.us(flops, bytes); }
 
+  // This model as it prices collectives over `axes` of `mesh` (no axes: one group of every
+  // device): with the mpi_ entries in place of the in-process ones when one of their groups
+  // spans processes (devices_per_process()); unchanged otherwise.
+  [[nodiscard]] CostModel over(Mesh const& mesh, ShardLayout::AxisList const& axes) const;
+
   // One step of a classified reshard, and a whole reshard (the sum of its steps).
   [[nodiscard]] double reshard_us(ReshardStep const& step) const;
   [[nodiscard]] double reshard_us(std::span<ReshardStep const> steps) const;
@@ -91,12 +101,18 @@ CostModel& cost_model();
 // is no file. Throws as cost_model() does, leaving the model in force unchanged.
 void reload_cost_model();
 
+// Devices per process when the program runs as several processes (the runtime sets it when it
+// starts them), else 0: which collectives' groups cross processes (CostModel::over).
+void set_devices_per_process(int devices);
+int devices_per_process();
+
 // $TESSEL_COST_MODEL; else $XDG_CACHE_HOME/tessel/cost_model.txt; else
 // ~/.cache/tessel/cost_model.txt. None when TESSEL_COST_MODEL is set but empty (the tests use
 // that: their plans must not depend on a calibrated machine) or no home is known.
 std::optional<std::string> cost_model_path();
 // The text format: '#' comments, then one line per entry, "name latency_us bandwidth_GBps", names
-// transfer, all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute, local_copy;
+// transfer, all_gather, reduce_scatter, all_reduce, all_to_all, collective_permute, local_copy,
+// and the same five collectives across processes, mpi_all_gather ... mpi_collective_permute;
 // and "kernel launch_us bandwidth_GBps GFLOPps" for the kernels' roofline. Entries left out keep
 // their defaults.
 CostModel read_cost_model(std::string const& path);

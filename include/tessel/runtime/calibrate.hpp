@@ -1,5 +1,5 @@
 #pragma once
-// Measuring the cost model once per machine: times each in-process collective over every device,
+// Measuring the cost model once per machine: times each collective over a group of devices,
 // from small buffers (latency) to large ones (bandwidth), and fits one (latency, bandwidth) pair
 // per collective to the ring formulas of plan/cost_model.hpp. tessel_calibrate runs this and
 // writes the result where plan::cost_model() reads it.
@@ -37,8 +37,12 @@ struct Calibration {
   std::vector<CalibrationPoint> points;
 };
 
-// Runs on all device_count() devices (at least 2). Throws tessel::Error naming the size that is
-// not a multiple of 4 * devices, or the device count when there is only one device.
+// Runs the in-process collectives on this process's devices (when it has at least 2) and, when
+// there are several processes (mpirun), the collectives across processes with one device of each
+// (the model's mpi_ entries; every process must call it; each point is the slowest process's).
+// Entries it does not measure keep the values of plan::cost_model(). Throws tessel::Error naming
+// the size that is not a multiple of 4 * devices (or processes), or the device count when one
+// process has only one device.
 Calibration calibrate(CalibrationOptions const& options = {});
 
 // Fits time = steps * latency + moved / bandwidth: the bandwidth by least squares over all points

@@ -1,185 +1,421 @@
-// Collectives whose members are on several processes. Each process sends its members' inputs to
-// the group's other processes and receives theirs (point to point, runtime/distributed), then runs
-// the in-process collective over the whole group with the received inputs in place of the remote
-// members' buffers, writing only its own members' outputs. The combining is the in-process code's,
-// in member order, so a result has the same bits however the devices are spread over processes.
-//
-// The all-reduce is a reduce-scatter then an all-gather over processes (2 (P - 1) / P of a block
-// sent per device, as a ring). The others still move every member's input to every process of
-// the group, which is more than they need. Host backends only (the received data is host memory).
+// Collectives whose members are on several processes (MPI). Each runs over the communicator of
+// exactly the processes holding the group's members (made once and cached: communicators.cpp),
+// and moves only what a process's outputs need, straight between members' buffers
+// (distributed::BoxTransfer; strided boxes as MPI datatypes), so that it costs what the matching
+// MPI collective costs:
+//  - all-gather: when each process's pieces are one range of the whole (an outer-dimension
+//    split), MPI's own all-gather (MPI_Allgather(v) into the first local output);
+//    otherwise each member's piece to every other process, received into the first local output
+//    at its place. Local pieces are copied in; further local outputs copy the first.
+//  - all-to-all: with one member per process and each part one run of both buffers, MPI's own
+//    (MPI_Alltoall(v)); otherwise, as collective-permute, each part of an out box from the process
+//    holding it, received into the out buffer; local parts copied.
+//  - reductions stay deterministic: an element is combined from every member's input in member
+//    order, by the in-process code, so a result has the same bits however the devices are spread
+//    over processes (MPI's own reductions promise no order). A process receives the parts of the
+//    remote members' inputs that its outputs need (a reduce-scatter: its pieces; an all-reduce:
+//    its 1 / P chunk, then the combined chunks go round as an all-gather, as a ring all-reduce
+//    moves them), into buffers it keeps from call to call.
+// Host backends only (MPI reads and writes the members' buffers as host memory).
 #include <algorithm>
 #include <cstring>
 #include <format>
+#include <memory>
+#include <optional>
 #include <vector>
+
+#include <Kokkos_Core.hpp>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
+#include "tessel/runtime/run_plan.hpp"
+#include "tessel/runtime/stream_copy.hpp"
 #include "../distributed/world.hpp"
+#include "checks.hpp"
 
 namespace tessel {
 namespace {
+
+using distributed::BoxTransfer;
 
 bool all_local(std::span<GroupMember const> group) {
   return std::all_of(group.begin(), group.end(), [](GroupMember const& m) { return is_local_device(m.device); });
 }
 
-// The processes a group's members are on, in order of their first member, and this process's members.
+int process_of(GroupMember const& m) { return distributed::process_of(m.device); }
+
+// The processes a group's members are on (increasing) and this process's members, after checking
+// that every member names a device (a member of another process has one too).
 struct Spread {
   int me = distributed::process_index();
   std::vector<int> processes;
   std::vector<std::size_t> local;
 
-  explicit Spread(std::span<GroupMember const> group) {
+  Spread(char const* what, std::span<GroupMember const> group) {
     for (std::size_t k = 0; k < group.size(); ++k) {
-      int p = distributed::process_of(group[k].device);
-      if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
+      int id = group[k].device;
+      if (id < 0 || id >= device_count())
+        throw Error(std::format("{}: member {} names device {}, but there are {} devices (0..{}) over {} processes",
+                                what, k, id, device_count(), device_count() - 1, distributed::process_count()));
+      int p = distributed::process_of(id);
+      processes.push_back(p);
       if (p == me) local.push_back(k);
     }
+    std::sort(processes.begin(), processes.end());
+    processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
+  }
+  // This process's first member with an output (the one remote data lands in), or null.
+  GroupMember const* first_output(std::span<GroupMember const> group) const {
+    for (std::size_t k : local)
+      if (group[k].out) return &group[k];
+    return nullptr;
   }
 };
 
-// The group as this process runs it in process: remote members read their received inputs and
-// write nothing, on one of this process's devices (the received copies are this process's memory).
-struct Staged {
-  std::vector<std::vector<std::byte>> received;
-  std::vector<GroupMember> group;
-  bool any_local = false;
-};
-
-// in_bytes[k]: the size of member k's input.
-Staged stage(std::span<GroupMember const> group, std::vector<std::size_t> const& in_bytes) {
-  Staged s;
-  s.group.assign(group.begin(), group.end());
-  s.received.resize(group.size());
-  Spread const spread(group);
-  int const me = spread.me;
-  s.any_local = !spread.local.empty();
-  if (!s.any_local) return s;  // no member here: this process takes no part
-  int const local_device = group[spread.local[0]].device;
-  fence_all_devices();         // the inputs are complete
-  distributed::Exchange exchange;
-  for (std::size_t k = 0; k < group.size(); ++k) {
-    int p = distributed::process_of(group[k].device);
-    if (p == me) {
-      for (int q : spread.processes)
-        if (q != me) exchange.send(q, group[k].in, in_bytes[k]);
-    } else {
-      s.received[k].resize(in_bytes[k]);
-      exchange.receive(p, s.received[k].data(), in_bytes[k]);
-      s.group[k] = GroupMember{local_device, s.received[k].data(), nullptr};
-    }
+// Receive buffers kept from call to call: allocating (and first touching) tens of MB per call
+// would cost as much as moving them. Never cleared: only the regions received are read.
+std::byte* scratch(std::size_t slot, std::size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t bytes = 0;
+  };
+  static std::vector<Buffer> buffers;
+  if (buffers.size() <= slot) buffers.resize(slot + 1);
+  auto& b = buffers[slot];
+  if (b.bytes < bytes) {
+    b.data.reset(new std::byte[bytes]);
+    b.bytes = bytes;
   }
-  exchange.wait();
-  return s;
+  return b.data.get();
 }
 
-std::size_t bytes_of(Box const& b, DType dtype) { return static_cast<std::size_t>(b.num_elements()) * size_of(dtype); }
+std::size_t bytes_of(Box const& b, std::size_t element) { return static_cast<std::size_t>(b.num_elements()) * element; }
 
-std::vector<std::size_t> sizes(std::span<Box const> boxes, DType dtype) {
-  std::vector<std::size_t> out;
-  for (auto const& b : boxes) out.push_back(bytes_of(b, dtype));
+// Copies `region` between two buffers of this process (src holds src_box, dst holds dst_box), on
+// the host's threads; with non-temporal stores when `stream` (outputs too large for the cache, as
+// the in-process collectives decide). Asynchronous: the collective fences before it returns.
+void copy_here(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box, Box const& region,
+               std::size_t element, bool stream) {
+  if (region.empty()) return;
+  detail::RunPlan const p = detail::plan_runs(src_box, dst_box, region);
+  std::int64_t const chunks = (p.run_length + detail::run_chunk - 1) / detail::run_chunk;
+  Kokkos::parallel_for(
+      "tessel::collective_copy", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, p.runs * chunks),
+      [=](std::int64_t item) {
+        std::int64_t s, d;
+        detail::run_offsets(p, item / chunks, s, d);
+        std::int64_t begin = (item % chunks) * detail::run_chunk;
+        std::int64_t len = std::min(detail::run_chunk, p.run_length - begin);
+        auto const* from = src + static_cast<std::size_t>(s + begin) * element;
+        auto* to = dst + static_cast<std::size_t>(d + begin) * element;
+        auto n = static_cast<std::size_t>(len) * element;
+        if (stream) {
+          detail::stream_copy(to, from, n);
+          detail::stream_fence();
+        } else {
+          std::memcpy(to, from, n);
+        }
+      });
+}
+
+// Where each process's all-gather pieces lie in the whole's elements, when each process's are
+// one contiguous range (counts[r] elements from starts[r] for processes[r]).
+struct Ranges {
+  std::vector<std::int64_t> starts, counts;
+};
+std::optional<Ranges> process_ranges(std::span<GroupMember const> group, std::span<Box const> pieces, Box const& whole,
+                                     std::vector<int> const& processes) {
+  struct Range {
+    std::int64_t begin, end;
+  };
+  std::vector<std::vector<Range>> of(processes.size());
+  for (std::size_t j = 0; j < group.size(); ++j) {
+    if (pieces[j].empty()) continue;
+    detail::RunPlan p = detail::plan_runs(whole, whole, pieces[j]);
+    if (p.runs != 1) return std::nullopt;  // strided in the whole
+    auto r = static_cast<std::size_t>(std::lower_bound(processes.begin(), processes.end(), process_of(group[j])) -
+                                      processes.begin());
+    of[r].push_back({p.src_base, p.src_base + p.run_length});
+  }
+  Ranges out;
+  for (auto& list : of) {
+    std::sort(list.begin(), list.end(), [](Range a, Range b) { return a.begin < b.begin; });
+    for (std::size_t k = 1; k < list.size(); ++k)
+      if (list[k].begin != list[k - 1].end) return std::nullopt;
+    out.starts.push_back(list.empty() ? 0 : list.front().begin);
+    out.counts.push_back(list.empty() ? 0 : list.back().end - list.front().begin);
+  }
   return out;
 }
+
+bool streams(std::size_t output_bytes) { return output_bytes >= detail::stream_output_bytes; }
 
 class AcrossProcesses final : public Collectives {
  public:
   [[nodiscard]] char const* name() const override { return "across processes"; }
 
-  // A reduce-scatter then an all-gather over the group's processes: process q combines chunk q
-  // of every member's input, in member order (each element's order is the in-process one, so
-  // the bits are too), and sends it to the others. Each process sends 2 (P - 1) / P of a block
-  // per device it holds, as a ring all-reduce does.
+  // A reduce-scatter then an all-gather over the group's processes: process c combines chunk c
+  // of every member's input, in member order, and sends it to the others. Each process sends
+  // 2 (P - 1) / P of a block per device it holds, as a ring all-reduce does.
   void all_reduce(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held) override {
     if (all_local(group)) return in_process_collectives().all_reduce(dtype, op, group, held);
-    Spread const spread(group);
-    int const me = spread.me;
+    Spread const spread("all_reduce", group);
+    if (spread.local.empty()) return;  // no member here
     auto const& processes = spread.processes;
-    auto const& local = spread.local;
-    if (local.empty()) return;  // no member here
     std::size_t const element = size_of(dtype);
-    auto const count = static_cast<std::size_t>(held.num_elements());
-    auto const parts = processes.size();
-    auto chunk_begin = [&](std::size_t c) { return count * c / parts; };
-    std::size_t const mine = static_cast<std::size_t>(std::find(processes.begin(), processes.end(), me) - processes.begin());
-    std::size_t const begin = chunk_begin(mine), length = chunk_begin(mine + 1) - begin;
+    auto const count = held.num_elements();
+    auto const parts = static_cast<std::int64_t>(processes.size());
+    // The whole block as one run of `count` elements; chunk c of it is process c's to combine.
+    Box const flat{{0, count}};
+    auto chunk = [&](std::size_t c) {
+      auto i = static_cast<std::int64_t>(c);
+      return Box{{count * i / parts, count * (i + 1) / parts}};
+    };
+    std::size_t const mine =
+        static_cast<std::size_t>(std::find(processes.begin(), processes.end(), spread.me) - processes.begin());
+    Box const own = chunk(mine);
+    std::int64_t const begin = own[0].start, length = own[0].size();
+    // The result lands in the first local output (or, with none, in a buffer that is dropped).
+    GroupMember const* first = spread.first_output(group);
+    int const here = group[spread.local[0]].device;
+    std::byte* landing = first ? first->out : scratch(group.size(), static_cast<std::size_t>(count) * element);
     fence_all_devices();  // the inputs are complete
     // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
-    std::vector<std::vector<std::byte>> received(group.size());
     std::vector<GroupMember> part(group.size());
     {
-      distributed::Exchange exchange;
+      BoxTransfer transfer(processes, element, "an all-reduce across processes");
       for (std::size_t k = 0; k < group.size(); ++k) {
-        int p = distributed::process_of(group[k].device);
-        if (p == me) {
-          for (std::size_t c = 0; c < parts; ++c)
-            if (c != mine)
-              exchange.send(processes[c], group[k].in + chunk_begin(c) * element,
-                            (chunk_begin(c + 1) - chunk_begin(c)) * element);
-          part[k] = GroupMember{group[k].device, group[k].in + begin * element, nullptr};
+        if (process_of(group[k]) == spread.me) {
+          for (std::size_t c = 0; c < processes.size(); ++c)
+            if (c != mine) transfer.send(processes[c], group[k].in, flat, chunk(c));
+          part[k] = GroupMember{group[k].device, group[k].in + static_cast<std::size_t>(begin) * element, nullptr};
         } else {
-          received[k].resize(length * element);
-          exchange.receive(p, received[k].data(), received[k].size());
-          part[k] = GroupMember{group[local[0]].device, received[k].data(), nullptr};
+          std::byte* buffer = scratch(k, static_cast<std::size_t>(length) * element);
+          transfer.receive(process_of(group[k]), buffer, own, own);
+          part[k] = GroupMember{here, buffer, nullptr};
         }
       }
-      exchange.wait();
+      transfer.wait();
     }
-    // 2. Chunk `mine` combined into the first local member's output.
-    GroupMember const& first = group[local[0]];
-    part[local[0]].out = first.out + begin * element;
-    Box const span{{0, static_cast<std::int64_t>(length)}};
-    in_process_collectives().all_reduce(dtype, op, part, span);
-    // 3. The combined chunks to every process of the group; then every local output a copy.
+    // 2. Chunk `mine` combined into the landing buffer, in member order.
+    part[spread.local[0]].out = landing + static_cast<std::size_t>(begin) * element;
+    in_process_collectives().all_reduce(dtype, op, part, Box{{0, length}});
+    // 3. The combined chunks to every process of the group; then every other local output a copy.
     {
-      distributed::Exchange exchange;
-      for (std::size_t c = 0; c < parts; ++c) {
-        std::size_t b = chunk_begin(c), n = chunk_begin(c + 1) - b;
-        if (c == mine) {
-          for (std::size_t q = 0; q < parts; ++q)
-            if (q != mine) exchange.send(processes[q], first.out + b * element, n * element);
-        } else {
-          exchange.receive(processes[c], first.out + b * element, n * element);
-        }
-      }
-      exchange.wait();
+      BoxTransfer transfer(processes, element, "an all-reduce across processes");
+      for (std::size_t c = 0; c < processes.size(); ++c)
+        if (c != mine) transfer.receive(processes[c], landing, flat, chunk(c));
+      for (std::size_t c = 0; c < processes.size(); ++c)
+        if (c != mine) transfer.send(processes[c], landing, flat, own);
+      transfer.wait();
     }
-    for (std::size_t j = 1; j < local.size(); ++j)
-      std::memcpy(group[local[j]].out, first.out, count * element);  // host memory (see the top)
+    if (first) copy_to_other_outputs(group, spread, first, flat, element);
   }
+
+  // A process receives, for each of its members' pieces, that piece of every remote member's
+  // input (into a buffer laid out as the held box), then combines in process, in member order.
   void reduce_scatter(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held,
                       std::span<Box const> pieces) override {
     if (all_local(group)) return in_process_collectives().reduce_scatter(dtype, op, group, held, pieces);
-    auto s = stage(group, std::vector<std::size_t>(group.size(), bytes_of(held, dtype)));
-    if (s.any_local) in_process_collectives().reduce_scatter(dtype, op, s.group, held, pieces);
+    char const* what = "reduce_scatter";
+    detail::check_count(what, "pieces", pieces.size(), group.size());
+    detail::check_ranks(what, "pieces", pieces, held.size());
+    for (std::size_t k = 0; k < pieces.size(); ++k)
+      if (!detail::inside(pieces[k], held))
+        throw Error(std::format("{}: pieces[{}] {} is not inside the reduced box {}", what, k, to_string(pieces[k]),
+                                to_string(held)));
+    Spread const spread(what, group);
+    if (spread.local.empty()) return;
+    std::size_t const element = size_of(dtype);
+    int const here = group[spread.local[0]].device;
+    fence_all_devices();
+    // Remote members read from buffers laid out as the held box, of which only the pieces of this
+    // process's members are received (and read); the rest is never touched.
+    std::vector<GroupMember> staged(group.begin(), group.end());
+    for (std::size_t j = 0; j < group.size(); ++j)
+      if (process_of(group[j]) != spread.me) staged[j] = GroupMember{here, scratch(j, bytes_of(held, element)), nullptr};
+    {
+      BoxTransfer transfer(spread.processes, element, "a reduce-scatter across processes");
+      for (std::size_t j = 0; j < group.size(); ++j) {
+        int const from = process_of(group[j]);
+        for (std::size_t k = 0; k < group.size(); ++k) {
+          int const to = process_of(group[k]);
+          if (pieces[k].empty() || from == to) continue;
+          if (from == spread.me) transfer.send(to, group[j].in, held, pieces[k]);
+          else if (to == spread.me) transfer.receive(from, const_cast<std::byte*>(staged[j].in), held, pieces[k]);
+        }
+      }
+      transfer.wait();
+    }
+    in_process_collectives().reduce_scatter(dtype, op, staged, held, pieces);
   }
+
   void all_gather(DType dtype, std::span<GroupMember const> group, std::span<Box const> pieces) override {
     if (all_local(group)) return in_process_collectives().all_gather(dtype, group, pieces);
-    check(group.size(), pieces.size(), "all_gather", "pieces");
-    auto s = stage(group, sizes(pieces, dtype));
-    if (s.any_local) in_process_collectives().all_gather(dtype, s.group, pieces);
+    char const* what = "all_gather";
+    detail::check_count(what, "pieces", pieces.size(), group.size());
+    if (group.empty()) return;
+    detail::check_ranks(what, "pieces", pieces, pieces[0].size());
+    Box const whole = detail::tiled_union(pieces);
+    Spread const spread(what, group);
+    if (spread.local.empty() || whole.empty()) return;
+    std::size_t const element = size_of(dtype);
+    GroupMember const* first = spread.first_output(group);
+    // Remote pieces land in the first local output (or, with none, in a buffer that is dropped).
+    std::byte* landing = first ? first->out : scratch(0, bytes_of(whole, element));
+    bool const stream = streams(bytes_of(whole, element) * spread.local.size());
+    fence_all_devices();
+    if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
+      // Each process's pieces are one range of the whole's elements (a split of the outer
+      // dimension, say): MPI's own all-gather, from the one local member's input, or in place
+      // after the local pieces are copied in.
+      std::byte const* send = spread.local.size() == 1 ? group[spread.local[0]].in : nullptr;
+      if (!send)
+        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+      Kokkos::fence();
+      if (distributed::all_gather_ranges(spread.processes, send, landing, element, ranges->counts, ranges->starts,
+                                         "an all-gather across processes")) {
+        if (first) copy_to_other_outputs(group, spread, first, whole, element);
+        fence_all_devices();
+        return;
+      }
+    }
+    BoxTransfer transfer(spread.processes, element, "an all-gather across processes");
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      int const from = process_of(group[j]);
+      if (from != spread.me) transfer.receive(from, landing, whole, pieces[j]);
+    }
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (process_of(group[j]) != spread.me) continue;
+      for (int q : spread.processes)
+        if (q != spread.me) transfer.send(q, group[j].in, pieces[j], pieces[j]);
+      copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+    }
+    transfer.wait();
+    Kokkos::fence();
+    if (first) copy_to_other_outputs(group, spread, first, whole, element);
+    fence_all_devices();
   }
+
   void all_to_all(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
                   std::span<Box const> out_boxes) override {
     if (all_local(group)) return in_process_collectives().all_to_all(dtype, group, in_boxes, out_boxes);
-    check(group.size(), in_boxes.size(), "all_to_all", "in_boxes");
-    auto s = stage(group, sizes(in_boxes, dtype));
-    if (s.any_local) in_process_collectives().all_to_all(dtype, s.group, in_boxes, out_boxes);
+    char const* what = "all_to_all";
+    detail::check_count(what, "in_boxes", in_boxes.size(), group.size());
+    detail::check_count(what, "out_boxes", out_boxes.size(), group.size());
+    if (group.empty()) return;
+    detail::check_ranks(what, "in_boxes", in_boxes, in_boxes[0].size());
+    detail::check_ranks(what, "out_boxes", out_boxes, in_boxes[0].size());
+    for (std::size_t k = 0; k < out_boxes.size(); ++k) detail::check_covered_once(k, in_boxes, out_boxes[k]);
+    Spread const spread(what, group);
+    if (spread.local.empty()) return;
+    std::size_t const element = size_of(dtype);
+    std::size_t out_bytes = 0;
+    for (std::size_t k : spread.local) out_bytes += bytes_of(out_boxes[k], element);
+    fence_all_devices();
+    if (all_to_all_by_mpi(group, in_boxes, out_boxes, spread, element)) return fence_all_devices();
+    BoxTransfer transfer(spread.processes, element, "an all-to-all across processes");
+    // Member k's out box from every member j holding part of it (both sides walk k, then j).
+    auto each_part = [&](auto&& f) {
+      for (std::size_t k = 0; k < group.size(); ++k)
+        for (std::size_t j = 0; j < group.size(); ++j) {
+          Box part = intersect(out_boxes[k], in_boxes[j]);
+          if (!part.empty()) f(k, j, part);
+        }
+    };
+    each_part([&](std::size_t k, std::size_t j, Box const& part) {
+      int const from = process_of(group[j]), to = process_of(group[k]);
+      if (to == spread.me && from != spread.me)
+        transfer.receive(from, out_of(group, k, out_boxes[k], element), out_boxes[k], part);
+    });
+    each_part([&](std::size_t k, std::size_t j, Box const& part) {
+      int const from = process_of(group[j]), to = process_of(group[k]);
+      if (from != spread.me) return;
+      if (to != spread.me) transfer.send(to, group[j].in, in_boxes[j], part);
+      else if (group[k].out) copy_here(group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, streams(out_bytes));
+    });
+    transfer.wait();
+    fence_all_devices();
   }
+
   void collective_permute(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
                           std::span<Box const> out_boxes, std::span<PermutePair const> pairs) override {
     if (all_local(group)) return in_process_collectives().collective_permute(dtype, group, in_boxes, out_boxes, pairs);
-    check(group.size(), in_boxes.size(), "collective_permute", "in_boxes");
-    auto s = stage(group, sizes(in_boxes, dtype));
-    if (s.any_local) in_process_collectives().collective_permute(dtype, s.group, in_boxes, out_boxes, pairs);
+    char const* what = "collective_permute";
+    detail::check_count(what, "in_boxes", in_boxes.size(), group.size());
+    detail::check_count(what, "out_boxes", out_boxes.size(), group.size());
+    detail::check_permute_pairs(in_boxes, out_boxes, pairs);
+    Spread const spread(what, group);
+    if (spread.local.empty()) return;
+    std::size_t const element = size_of(dtype);
+    std::size_t out_bytes = 0;
+    for (auto [s, t] : pairs)
+      if (process_of(group[static_cast<std::size_t>(t)]) == spread.me)
+        out_bytes += bytes_of(in_boxes[static_cast<std::size_t>(s)], element);
+    fence_all_devices();
+    // The two buffers of a pair have the same row-major layout, so the source's box stands for both.
+    BoxTransfer transfer(spread.processes, element, "a collective-permute across processes");
+    for (auto [s, t] : pairs) {
+      auto const src = static_cast<std::size_t>(s), dst = static_cast<std::size_t>(t);
+      int const from = process_of(group[src]), to = process_of(group[dst]);
+      Box const& box = in_boxes[src];
+      if (to == spread.me && from != spread.me) transfer.receive(from, out_of(group, dst, box, element), box, box);
+    }
+    for (auto [s, t] : pairs) {
+      auto const src = static_cast<std::size_t>(s), dst = static_cast<std::size_t>(t);
+      int const from = process_of(group[src]), to = process_of(group[dst]);
+      Box const& box = in_boxes[src];
+      if (from != spread.me) continue;
+      if (to != spread.me) transfer.send(to, group[src].in, box, box);
+      else if (group[dst].out) copy_here(group[src].in, box, group[dst].out, box, box, element, streams(out_bytes));
+    }
+    transfer.wait();
+    fence_all_devices();
   }
 
  private:
-  // Checked before any message is sent (the in-process collective checks the rest).
-  static void check(std::size_t members, std::size_t boxes, char const* what, char const* name) {
-    if (members != boxes)
-      throw Error(std::format("{}: {} {} for a group of {} members (one per member)", what, boxes, name, members));
+  // MPI's own all-to-all, when every process has one member and each part goes
+  // from one contiguous run of its source's buffer to one of its target's: every process decides
+  // the same from the same boxes. False when the boxes are not so (the caller moves them itself).
+  static bool all_to_all_by_mpi(std::span<GroupMember const> group, std::span<Box const> in_boxes,
+                                std::span<Box const> out_boxes, Spread const& spread, std::size_t element) {
+    std::size_t const n = spread.processes.size();
+    if (group.size() != n) return false;  // one member per process (the processes are distinct)
+    auto rank = [&](std::size_t k) {
+      return static_cast<std::size_t>(std::lower_bound(spread.processes.begin(), spread.processes.end(),
+                                                       process_of(group[k])) - spread.processes.begin());
+    };
+    std::size_t const me = spread.local[0];
+    std::vector<std::int64_t> send_counts(n), send_starts(n), receive_counts(n), receive_starts(n);
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t j = 0; j < n; ++j) {
+        Box part = intersect(out_boxes[k], in_boxes[j]);
+        if (part.empty()) continue;
+        detail::RunPlan from = detail::plan_runs(in_boxes[j], in_boxes[j], part);
+        detail::RunPlan to = detail::plan_runs(out_boxes[k], out_boxes[k], part);
+        if (from.runs != 1 || to.runs != 1) return false;  // strided on one side
+        if (j == me) send_counts[rank(k)] = part.num_elements(), send_starts[rank(k)] = from.src_base;
+        if (k == me) receive_counts[rank(j)] = part.num_elements(), receive_starts[rank(j)] = to.src_base;
+      }
+    return distributed::all_to_all_runs(spread.processes, group[me].in, out_of(group, me, out_boxes[me], element),
+                                        element, send_counts,
+                                        send_starts, receive_counts, receive_starts, "an all-to-all across processes");
+  }
+
+  // Member k's output, or (for a local member without one) a buffer whose contents are dropped.
+  static std::byte* out_of(std::span<GroupMember const> group, std::size_t k, Box const& box, std::size_t element) {
+    return group[k].out ? group[k].out : scratch(k, bytes_of(box, element));
+  }
+
+  // Every local output other than `first` a copy of it (all hold `box`).
+  static void copy_to_other_outputs(std::span<GroupMember const> group, Spread const& spread, GroupMember const* first,
+                                    Box const& box, std::size_t element) {
+    bool const stream = streams(bytes_of(box, element) * spread.local.size());
+    for (std::size_t k : spread.local)
+      if (group[k].out && &group[k] != first) copy_here(first->out, box, group[k].out, box, box, element, stream);
+    Kokkos::fence();
   }
 };
 

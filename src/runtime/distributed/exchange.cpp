@@ -10,11 +10,8 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/launch.hpp"
+#include "mpi_wait.hpp"
 #include "world.hpp"
-
-#if TESSEL_ENABLE_MPI
-#include <mpi.h>
-#endif
 
 namespace tessel::distributed {
 namespace {
@@ -29,32 +26,6 @@ long& exchange_sequence() {
   static long n = 0;
   return n;
 }
-
-// Waits for every request, or ends the job: a process that died, hangs or runs another program
-// would otherwise leave the others waiting for ever (the watchdog; TESSEL_COLLECTIVE_TIMEOUT_S).
-void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
-  long const sequence = ++exchange_sequence();
-  double const limit = collective_timeout_s();
-  auto const start = std::chrono::steady_clock::now();
-  for (int spins = 0;; ++spins) {
-    int done = 0;
-    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
-    if (done) return;
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (waited > limit) {
-      char const* step = tessel::detail::running_step_label;
-      std::fprintf(stderr,
-                   "tessel: process %d of %d waited %.0f s for another process in %s #%ld (during %s); "
-                   "TESSEL_COLLECTIVE_TIMEOUT_S is %.0f s. Another process may have failed, hung, or be running "
-                   "a different program. Ending the job.\n",
-                   process_index(), process_count(), waited, what, sequence,
-                   step ? std::format("plan step '{}'", step).c_str() : "no plan step", limit);
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));  // oversubscribed cores
-  }
-}
 #endif
 
 #if !TESSEL_ENABLE_MPI
@@ -64,6 +35,38 @@ void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
 #endif
 
 }  // namespace
+
+#if TESSEL_ENABLE_MPI
+long next_wait_sequence() { return ++exchange_sequence(); }
+
+void report_wait(double waited, char const* what, long sequence) {
+  char const* step = tessel::detail::running_step_label;
+  std::fprintf(stderr,
+               "tessel: process %d of %d waited %.0f s for another process in %s #%ld (during %s); "
+               "TESSEL_COLLECTIVE_TIMEOUT_S is %.0f s. Another process may have failed, hung, or be running "
+               "a different program. Ending the job.\n",
+               process_index(), process_count(), waited, what, sequence,
+               step ? std::format("plan step '{}'", step).c_str() : "no plan step", collective_timeout_s());
+  std::fflush(stderr);
+}
+
+void wait_or_abort(std::vector<MPI_Request>& requests, char const* what) {
+  long const sequence = next_wait_sequence();
+  double const limit = collective_timeout_s();
+  auto const start = std::chrono::steady_clock::now();
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > limit) {
+      report_wait(waited, what, sequence);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));  // oversubscribed cores
+  }
+}
+#endif
 
 Exchange::Exchange() = default;
 

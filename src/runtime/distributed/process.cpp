@@ -11,6 +11,7 @@
 
 #include "tessel/core/device_count.hpp"
 #include "tessel/core/error.hpp"
+#include "tessel/plan/cost_model.hpp"
 #include "world.hpp"
 
 #if TESSEL_ENABLE_MPI
@@ -87,7 +88,14 @@ void initialize() {
                               "(TESSEL_NUM_DEVICES), but they have {}", list));
     }
   s.initialized = true;
-  if (s.count > 1) std::set_terminate(end_job_on_uncaught_exception);
+  if (s.count > 1) {
+    std::set_terminate(end_job_on_uncaught_exception);
+    // The planner prices collectives whose groups cross processes with the cost model's mpi_
+    // entries, so it may choose another plan than one process would (and a reduction in another
+    // order); TESSEL_PRICE_PROCESSES=0 keeps every plan the one process's.
+    char const* price = std::getenv("TESSEL_PRICE_PROCESSES");
+    if (price == nullptr || std::string(price) != "0") plan::set_devices_per_process(local);
+  }
 #else
   if (launched_by_mpi())
     throw Error("tessel::distributed::initialize: this tessel was built without MPI (use the `mpi` preset); "
@@ -98,6 +106,7 @@ void initialize() {
 
 void finalize() {
   State& s = state();
+  free_communicators();
 #if TESSEL_ENABLE_MPI
   if (s.started_mpi) {
     int done = 0;
@@ -106,6 +115,7 @@ void finalize() {
   }
 #endif
   s = State{};
+  plan::set_devices_per_process(0);
 }
 
 bool is_initialized() { return state().initialized && state().count > 1; }

@@ -2,7 +2,11 @@
 // What the runtime's cross-process code shares (not installed): the process model's internals and
 // point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI.
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "tessel/core/box.hpp"
 
 namespace tessel::distributed {
 
@@ -36,5 +40,54 @@ double collective_timeout_s();
 
 // Every process's 64-bit value, in process order (MPI_Allgather).
 std::vector<unsigned long long> all_gather_word(unsigned long long value);
+
+// Boxes moved between this process and the others of one collective's processes (`processes`:
+// world ranks, increasing, this process among them), over their cached communicator
+// (communicators.cpp). Each send or receive names a region of the global index space inside a
+// row-major buffer holding the box `held`; the elements go from the sender's buffer straight into
+// the receiver's, with no staging buffer (a strided region travels as an MPI subarray datatype).
+// A send and its receive name regions of the same extent, and two processes post theirs to each
+// other in the same order (both walk the same description of the collective). Everything is
+// posted at once and completed by wait(), under the watchdog, whose report names `what`. Buffers
+// must stay alive and untouched until wait() returns.
+class BoxTransfer {
+ public:
+  BoxTransfer(std::vector<int> processes, std::size_t element_size, char const* what);
+  ~BoxTransfer();
+  BoxTransfer(BoxTransfer const&) = delete;
+  BoxTransfer& operator=(BoxTransfer const&) = delete;
+  void send(int process, std::byte const* data, Box const& held, Box const& region);
+  void receive(int process, std::byte* data, Box const& held, Box const& region);
+  void wait();
+
+ private:
+  struct State;  // MPI's handles, kept out of this header
+  int rank_of(int process) const;
+  void post(bool sending, int process, std::byte* data, Box const& held, Box const& region);
+  std::vector<int> processes_;
+  std::size_t element_;
+  char const* what_;
+  std::unique_ptr<State> state_;
+};
+
+// MPI's own all-gather over the communicator of `processes`: processes[r]'s counts[r] elements go
+// to `out` at element displacements[r] on every process. This process's come from `send` (all of
+// them, contiguous), or, when `send` is null, are already in place in `out`. False (and nothing
+// sent) when a count or displacement does not fit MPI's ints; the caller then moves the boxes itself.
+bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send, std::byte* out,
+                       std::size_t element_size, std::vector<std::int64_t> const& counts,
+                       std::vector<std::int64_t> const& displacements, char const* what);
+
+// MPI's own all-to-all over the communicator of `processes`, for one buffer of each side per
+// process: processes[r] receives send_counts[r] elements from `in` at element send_starts[r], and
+// this process receives receive_counts[r] elements from processes[r] into `out` at element
+// receive_starts[r]. False (and nothing sent) when a count or start does not fit MPI's ints.
+bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std::byte* out, std::size_t element_size,
+                     std::vector<std::int64_t> const& send_counts, std::vector<std::int64_t> const& send_starts,
+                     std::vector<std::int64_t> const& receive_counts, std::vector<std::int64_t> const& receive_starts,
+                     char const* what);
+
+// Frees the collectives' communicators (finalize(), before MPI ends).
+void free_communicators();
 
 }  // namespace tessel::distributed
