@@ -376,8 +376,9 @@ int main(int argc, char* argv[]) {
     if (!worker.empty()) {
       int threads = std::stoi(worker[0]);
       std::string nt = "--kokkos-num-threads=" + std::to_string(threads);
-      std::vector<char*> kargv = {argv[0], nt.data()};
-      int kargc = static_cast<int>(kargv.size());
+      // argv[argc] is null, as in main's: Kokkos moves the arguments it takes out, the null too.
+      std::vector<char*> kargv = {argv[0], nt.data(), nullptr};
+      int kargc = static_cast<int>(kargv.size()) - 1;
       tessel::ScopeGuard guard(kargc, kargv.data());
       std::string preset = worker[3] == "-" ? "" : worker[3];
       // A preset's build is a platform of its own: this machine, its backend and the preset's name.
