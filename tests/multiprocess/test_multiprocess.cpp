@@ -271,6 +271,38 @@ TEST_CASE("a mesh over some processes' devices: the others run the same code, ho
   }
 }
 
+TEST_CASE("shard_map's explicit collectives over processes have the bits of one process") {
+  // Each device's block is (rows / devices, 24); the collectives run over the mesh's last axis, so
+  // their groups lie inside a process or span several, depending on the process count.
+  Shape xs{48, 24};
+  auto hx = data(xs.num_elements(), 11);
+  for (auto const& mesh : test::all_meshes()) {
+    if (mesh.num_devices() < 2 || 48 % mesh.num_devices() != 0) continue;
+    FixedVector<AxisName, max_mesh_axes> names;
+    for (std::size_t a = 0; a < mesh.num_axes(); ++a) names.push_back(mesh.axes().name(a));
+    PartitionSpec spec(DimSpec::of(names), None);
+    DimSpec last(mesh.axes().name(mesh.num_axes() - 1));
+    int n = mesh.axes().size(mesh.num_axes() - 1);
+    std::vector<std::pair<int, int>> shift;
+    for (int m = 0; m < n; ++m) shift.emplace_back(m, (m + 1) % n);
+    auto x = device_put(hx, xs, NamedSharding(mesh, spec));
+    auto run = [&](std::string const& what, auto body) {
+      INFO(what << " on " << to_string(mesh));
+      Tensor<float> y = shard_map(body, mesh, {spec}, spec)(x);
+      record("shard_map " + what + " " + to_string(mesh), process_allgather(y));
+    };
+    run("psum", [&](auto const& l) { return lax::psum(l * 3.0f, last); });
+    run("pmax", [&](auto const& l) { return lax::pmax(l, last); });
+    run("all_gather", [&](auto const& l) { return lax::all_gather(l, last, {.axis = 1, .tiled = true}); });
+    run("psum_scatter", [&](auto const& l) {
+      return lax::psum_scatter(l, last, {.scatter_dimension = 1, .tiled = true});
+    });
+    run("all_to_all", [&](auto const& l) { return lax::all_to_all(l, last, 1, 0, true); });
+    run("ppermute", [&](auto const& l) { return lax::ppermute(l, last, shift); });
+    run("axis_index", [&](auto const& l) { return l + astype<float>(lax::axis_index(last)); });
+  }
+}
+
 TEST_CASE("zz: every result has the bits of the single-process run") {
   char const* path = std::getenv("TESSEL_MPI_DIGESTS");
   char const* mode = std::getenv("TESSEL_MPI_DIGESTS_MODE");
