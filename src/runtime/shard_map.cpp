@@ -70,13 +70,6 @@ void check_shard_map_arity(char const* what, std::size_t specs, std::size_t valu
                             std::string_view(what) == "in_specs" ? "argument" : "result"));
 }
 
-ImplPtr with_varying(ImplPtr t, std::uint32_t varying) {
-  if (t->varying == varying) return t;
-  auto copy = std::make_shared<TensorImpl>(*t);
-  copy->varying = varying;
-  return copy;
-}
-
 ImplPtr local_blocks(ImplPtr const& global, NamedSharding const& sharding, std::size_t arg) {
   if (global->varying)
     throw Error(std::format("shard_map: argument {} is a per-device value of another shard_map's body (it differs "

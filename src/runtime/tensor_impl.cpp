@@ -56,6 +56,13 @@ bool TensorImpl::fully_addressable() const {
   return std::all_of(shards.begin(), shards.end(), [](ShardBuffer const& s) { return s.addressable; });
 }
 
+std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const> t, std::uint32_t varying) {
+  if (t->varying == varying) return t;
+  auto copy = std::make_shared<TensorImpl>(*t);
+  copy->varying = varying;
+  return copy;
+}
+
 std::vector<std::size_t> local_positions(TensorImpl const& t) {
   std::vector<std::size_t> out;
   for (auto [pos, shard] : ranges::views::enumerate(t.shards))

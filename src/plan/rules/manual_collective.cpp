@@ -1,6 +1,7 @@
 // Explicit collectives inside shard_map (expr/manual_collective.hpp): the operand is a per-device
 // value (replicated on the mesh, its replicas differing), and so is the result. Each runs as one
 // collective step over the groups of its named axes, exactly as written: nothing is chosen here.
+#include <algorithm>
 #include <format>
 
 #include "tessel/core/error.hpp"
@@ -37,13 +38,11 @@ class ManualCollectiveRules final : public OpRules {
     NamedSharding own = p.natural_of(c);
     // The operand must be per-device blocks on the shard_map's mesh: replicated there, on a mesh
     // with the named axes (a constant lives on one device and names none).
-    bool fits = own.layout().fully_replicated();
-    int group = 1;
-    for (auto a : n.manual.mesh_axes) {
-      if (a >= own.mesh().num_axes()) fits = false;
-      else group *= own.mesh().axes().size(a);
-    }
-    if (!fits || group != n.manual.group)
+    auto const& m = n.manual.mesh_axes;
+    bool const fits = own.layout().fully_replicated() &&
+                      std::all_of(m.begin(), m.end(), [&](auto a) { return a < own.mesh().num_axes(); }) &&
+                      group_size(own.mesh().axes(), m) == n.manual.group;
+    if (!fits)
       throw Error(std::format("lax::{}: its operand {} is {} on {}, not a per-device value on the shard_map's mesh; "
                               "collectives inside shard_map take values computed from its arguments",
                               n.op, type_text(p.node(c)), to_string(own.spec()), to_string(own.mesh())));
