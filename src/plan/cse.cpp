@@ -13,7 +13,7 @@ namespace tessel::plan {
 // and boundaries are shared;
 // duplicates inside a fused region cost arithmetic only (and softmax's is removed by the kernel's
 // row cache).
-void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
+std::vector<int> value_classes(Graph const& g) {
   std::size_t n = g.size();
   std::vector<int> canon(n);
   auto same_node = [&](std::size_t i, std::size_t j) {
@@ -22,13 +22,6 @@ void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
     if (!same_attributes(a, b)) return false;
     for (std::size_t k = 0; k < a.children.size(); ++k)
       if (canon[static_cast<std::size_t>(a.children[k])] != canon[static_cast<std::size_t>(b.children[k])]) return false;
-    return true;
-  };
-  // Same value and the same plan for every node of the two subtrees.
-  auto same_plans = [&](auto& self, std::size_t i, std::size_t j) -> bool {
-    if (!computes_alike(plans[i], plans[j])) return false;
-    for (std::size_t k = 0; k < g[i].children.size(); ++k)
-      if (!self(self, static_cast<std::size_t>(g[i].children[k]), static_cast<std::size_t>(g[j].children[k]))) return false;
     return true;
   };
   for (std::size_t i = 0; i < n; ++i) {
@@ -44,10 +37,25 @@ void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
           break;
         }
     }
+  }
+  return canon;
+}
+
+void share_common_values(Graph const& g, std::vector<NodePlan>& plans) {
+  std::vector<int> const canon = value_classes(g);
+  // Same value and the same plan for every node of the two subtrees.
+  auto same_plans = [&](auto& self, std::size_t i, std::size_t j) -> bool {
+    if (!computes_alike(plans[i], plans[j])) return false;
+    for (std::size_t k = 0; k < g[i].children.size(); ++k)
+      if (!self(self, static_cast<std::size_t>(g[i].children[k]), static_cast<std::size_t>(g[j].children[k]))) return false;
+    return true;
+  };
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    GraphNode const& node = g[i];
     bool shareable = node.kind == NodeKind::tensor || node.kind == NodeKind::dot || node.kind == NodeKind::constraint ||
                      node.kind == NodeKind::concatenate || (node.kind == NodeKind::reduce && !plans[i].row_fused);
     auto j = static_cast<std::size_t>(canon[i]);
-    if (shareable && j != i && same_plans(same_plans, i, j)) plans[i].same_as = static_cast<int>(j);
+    if (shareable && j != i && plans[i].reuses < 0 && !plans[i].keeps_own && same_plans(same_plans, i, j)) plans[i].same_as = static_cast<int>(j);
   }
 }
 

@@ -116,6 +116,7 @@ void hash_step(Plan const& plan, Step const& st, HashSink& h) {
   for (auto a : st.axes) h.word(a);
   h.word(static_cast<std::uint64_t>(st.combine));
   h.word(std::bit_cast<std::uint64_t>(st.divide_by.value_or(-1.0)));
+  h.word(static_cast<std::uint64_t>(st.result + 1));
 }
 }  // namespace
 

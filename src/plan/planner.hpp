@@ -112,6 +112,18 @@ struct Planner {
     NamedSharding sharding;
   };
   std::vector<std::optional<RowRegion>> row_region;
+
+  // One value per (value, sharding): each node's value class (value_classes), and a scratch copy
+  // of the plan in which a subtree's steps are priced (subtree_us).
+  std::vector<int> value_class{};
+  std::optional<Plan> scratch{};
+  // Can node i take an earlier node's value of its class instead of computing it (a boundary
+  // whose value is a tensor of its own: dot, reduce that is not row-fused, concatenate,
+  // constraint)?
+  [[nodiscard]] bool reusable(int i) const;
+  // What the steps of node i's subtree cost by the model (its collectives and reshards), as the
+  // scheduler would make them from the plans assigned so far.
+  [[nodiscard]] double subtree_us(int i);
   // Is node c, an operand of a node of shape `shape`, a per-row value of the region (shape,
   // sharding)? Elementwise, of the row shape, in a region whose rows are not split.
   [[nodiscard]] bool per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const;
@@ -143,6 +155,9 @@ struct Region {
 struct Scheduler {
   Plan& plan;
   CostModel const& model;
+  // Nodes whose steps are made (a value another node reuses is made once, by whichever asks
+  // first); sized on first use. The planner pre-marks nodes outside a subtree it prices.
+  std::vector<char> made{};
 
   [[nodiscard]] GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
   [[nodiscard]] NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
@@ -166,8 +181,9 @@ struct Scheduler {
   // A collective step (StepKind::collective).
   Step& add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands);
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
-  // reads `source`'s slot, the others i's.
-  void reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why);
+  // reads slot `read`, the others what the one before wrote: slot `write`, or i's when -1.
+  void reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
+                     int write = -1);
   // The fused kernel of the region rooted at i (explain says it makes "what").
   void fused_kernel(int i, char const* what) {
     Region r;
@@ -181,7 +197,9 @@ struct Scheduler {
   // After a node's own steps: the reshard of its result to its plan's out, if planned.
   void result_reshard(int i) {
     NodePlan const& p = at(i);
-    if (p.reshard) reshard_steps(i, i, *p.after_collective, *p.out, "result");
+    if (p.reshard)
+      reshard_steps(i, i, *p.after_collective, *p.out, "result",
+                    p.keeps_own ? static_cast<int>(plan.graph.size()) + i : -1);
   }
 };
 

@@ -62,8 +62,80 @@ void Planner::forward() {
   for (std::size_t i = 0; i < g.size(); ++i) natural[i] = rules_for(g[i].kind).natural(*this, static_cast<int>(i));
 }
 
+bool Planner::reusable(int i) const {
+  NodeKind k = node(i).kind;
+  return k == NodeKind::dot || k == NodeKind::reduce || k == NodeKind::concatenate || k == NodeKind::constraint;
+}
+
+double Planner::subtree_us(int i) {
+  if (!scratch) scratch.emplace(Plan{g, {}, {}, {}});
+  scratch->nodes = plans;
+  scratch->steps.clear();
+  assign_slots(*scratch);
+  Scheduler s{*scratch, model};
+  // Post-order: i's subtree is the index range ending at i that starts at its leftmost leaf.
+  int first = i;
+  while (!node(first).children.empty()) first = node(first).children.front();
+  s.made.assign(g.size(), 1);
+  std::fill(s.made.begin() + first, s.made.begin() + i + 1, 0);
+  s.materialize(i);
+  double us = 0;
+  for (auto const& step : scratch->steps) us += step.estimate_us;
+  return us;
+}
+
+// GSPMD keeps one sharding per value and reshards it for a user that wants another; a tree of
+// expressions names a shared value once per use. So a boundary whose value class an earlier node
+// already computes (in the sharding that node's consumer asked for) either takes that value,
+// resharded to this request, or computes it again in the requested sharding, whichever the cost
+// model prices lower (ties to reusing: it saves the kernels). An earlier value already in the
+// requested sharding is taken as it is.
 void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
-  rules_for(node(i).kind).assign(*this, i, requested);
+  OpRules const& rules = rules_for(node(i).kind);
+  if (value_class.empty() || !reusable(i)) return rules.assign(*this, i, requested);
+  GraphNode const& n = node(i);
+  NamedSharding const want = requested ? *requested : natural_of(i);
+  int best = -1;
+  bool best_own = false;
+  double best_us = 0;
+  auto consider = [&](std::size_t k, NamedSharding const& have, bool own) {
+    double us = have == want ? 0.0 : model.reshard_us(decompose(n.shape, n.dtype_bytes, have, want));
+    if (best < 0 || us < best_us || (us == best_us && have == want && !own)) {
+      best = static_cast<int>(k);
+      best_own = own;
+      best_us = us;
+    }
+  };
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    NodePlan const& other = plans[k];
+    if (static_cast<int>(k) == i || value_class[k] != value_class[static_cast<std::size_t>(i)] || !other.out ||
+        other.row_fused)
+      continue;
+    consider(k, *other.out, false);
+    // Its value before its own result reshard, which it can keep in its slot (NodePlan::keeps_own).
+    if (other.reshard && other.after_collective && other.reuses < 0 && g[k].kind != NodeKind::constraint)
+      consider(k, *other.after_collective, true);
+  }
+  if (best < 0) return rules.assign(*this, i, requested);
+  auto reuse = [&] {
+    NodePlan r;
+    NodePlan& from = plan(best);
+    r.out = want;
+    r.reuses = best;
+    r.reuses_own = best_own;
+    r.reshard = !(want == (best_own ? *from.after_collective : *from.out));
+    from.keeps_own = from.keeps_own || best_own;
+    plan(i) = r;
+  };
+  if (best_us == 0) return reuse();
+  std::vector<NodePlan> saved_plans = plans;
+  std::vector<std::optional<RowRegion>> saved_rows = row_region;
+  rules.assign(*this, i, requested);
+  if (best_us <= subtree_us(i)) {
+    plans = std::move(saved_plans);
+    row_region = std::move(saved_rows);
+    reuse();
+  }
 }
 
 std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding const& input) const {
@@ -179,7 +251,7 @@ Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostM
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
   Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size()),
-                  std::vector<std::optional<Planner::RowRegion>>(g.size())};
+                  std::vector<std::optional<Planner::RowRegion>>(g.size()), value_classes(g)};
   planner.forward();
   planner.assign(root, requested);
   share_common_values(g, planner.plans);
@@ -234,7 +306,7 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
   int root = static_cast<int>(natural.graph.size()) - 1;
   auto const& own = *natural.nodes.back().out;
   if (own == *requested) return pushed;
-  Scheduler{natural, model}.reshard_steps(root, root, own, *requested, "result");
+  Scheduler{natural, model}.reshard_steps(root, natural.slot.back(), own, *requested, "result");
   natural.slot.back() = root;  // the reshard's steps write the root's own slot
   return estimate_us(natural) < estimate_us(pushed) ? std::move(natural) : std::move(pushed);
 }

@@ -46,7 +46,8 @@ Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::s
   return plan.steps.back();
 }
 
-void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, NamedSharding const& to, char const* why) {
+void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
+                              int write) {
   GraphNode const& n = node(i);
   std::string cause = std::format("{} {}", why, user_op(i));
   auto parts = decompose(n.shape, n.dtype_bytes, from, to);
@@ -54,8 +55,9 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
     Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
                   std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
                               why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
-                  std::format("tessel::reshard[{}]", cause), {slot(source)});
+                  std::format("tessel::reshard[{}]", cause), {read});
     s.to = to;
+    s.result = write;
     s.starts_reshard = true;
     return;
   }
@@ -77,9 +79,10 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
       text = std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
                          part.group, change, part.bytes, us, n.op);
     }
-    std::vector<int> read{first ? slot(source) : i};
-    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(label), read)
-                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(label), read);
+    std::vector<int> reads{first ? read : write >= 0 ? write : i};
+    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(label), reads)
+                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(label), reads);
+    s.result = write;
     s.bytes = part.bytes;
     s.estimate_us = us;
     s.to = part.to;
@@ -92,7 +95,19 @@ void Scheduler::reshard_steps(int i, int source, NamedSharding const& from, Name
 void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).region(*this, i, r); }
 
 void Scheduler::materialize(int i) {
-  if (at(i).same_as >= 0) return;  // an earlier step made this value
+  NodePlan const& p = at(i);
+  if (p.same_as >= 0) return;  // an earlier step made this value
+  if (made.empty()) made.resize(plan.graph.size());
+  if (made[static_cast<std::size_t>(i)]) return;
+  made[static_cast<std::size_t>(i)] = 1;
+  if (p.reuses >= 0) {  // another node's value, resharded to this one's sharding when they differ
+    materialize(p.reuses);
+    NodePlan const& from = at(p.reuses);
+    if (p.reshard)
+      reshard_steps(i, p.reuses_own ? p.reuses : slot(p.reuses), p.reuses_own ? *from.after_collective : *from.out, *p.out,
+                    "reuse");
+    return;
+  }
   rules_for(node(i).kind).materialize(*this, i);
 }
 
@@ -150,17 +165,31 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
   }
 }
 
-void schedule(Plan& plan, CostModel const& model) {
+void assign_slots(Plan& plan) {
   Graph const& g = plan.graph;
-  plan.slot.resize(g.size());
-  for (std::size_t i = 0; i < g.size(); ++i) {
+  plan.slot.assign(g.size(), -1);
+  plan.slots = g.size();
+  for (auto const& p : plan.nodes)
+    if (p.keeps_own) plan.slots = 2 * g.size();
+  // A node reads the slot of the node it shares with (an earlier one by CSE, an earlier or later
+  // one it reuses without a reshard, a constraint's operand), resolved through chains.
+  auto resolve = [&](auto& self, std::size_t i) -> int {
+    if (plan.slot[i] >= 0) return plan.slot[i];
     NodePlan const& p = plan.nodes[i];
     int s = static_cast<int>(i);
-    if (p.same_as >= 0) s = plan.slot[static_cast<std::size_t>(p.same_as)];
-    else if (g[i].kind == NodeKind::constraint && !p.reshard) s = plan.slot[static_cast<std::size_t>(g[i].children[0])];
-    plan.slot[i] = s;
-  }
-  if (!g.empty()) Scheduler{plan, model}.materialize(static_cast<int>(g.size()) - 1);
+    if (p.same_as >= 0) s = self(self, static_cast<std::size_t>(p.same_as));
+    else if (p.reuses >= 0 && !p.reshard) s = p.reuses_own ? p.reuses : self(self, static_cast<std::size_t>(p.reuses));
+    else if (p.keeps_own) s = static_cast<int>(g.size() + i);
+    else if (g[i].kind == NodeKind::constraint && !p.reshard && p.reuses < 0)
+      s = self(self, static_cast<std::size_t>(g[i].children[0]));
+    return plan.slot[i] = s;
+  };
+  for (std::size_t i = 0; i < g.size(); ++i) resolve(resolve, i);
+}
+
+void schedule(Plan& plan, CostModel const& model) {
+  assign_slots(plan);
+  if (!plan.graph.empty()) Scheduler{plan, model}.materialize(static_cast<int>(plan.graph.size()) - 1);
 }
 
 }  // namespace tessel::plan

@@ -109,7 +109,7 @@ void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   std::vector<ImplPtr> operands;
   operands.reserve(step.operands.size());
   for (int o : step.operands) operands.push_back(state.values[static_cast<std::size_t>(o)]);
-  ImplPtr& result = state.values[static_cast<std::size_t>(step.node)];
+  ImplPtr& result = state.values[static_cast<std::size_t>(plan::result_slot(step))];
   auto& counts = execution_counts();
   switch (step.kind) {
     case plan::StepKind::kernel:

@@ -100,7 +100,7 @@ std::vector<std::string> step_axes(Step const& step) {
 std::vector<InstructionCost> cost_analysis(Plan const& plan) {
   Graph const& g = plan.graph;
   // The sharding each value slot holds at this point of the run.
-  std::vector<std::optional<NamedSharding>> held(g.size());
+  std::vector<std::optional<NamedSharding>> held(std::max(plan.slots, g.size()));
   for (std::size_t i = 0; i < g.size(); ++i)
     if (g[i].kind == NodeKind::tensor && g[i].sharding && !held[static_cast<std::size_t>(plan.slot[i])])
       held[static_cast<std::size_t>(plan.slot[i])] = g[i].sharding;
@@ -116,8 +116,9 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
     for (int o : step.operands) {
       auto const& s = held[static_cast<std::size_t>(o)];
       if (!s) continue;  // a scalar
-      std::int64_t e = block_elements(*s, g[static_cast<std::size_t>(o)].shape);
-      c.bytes_read += static_cast<double>(e) * static_cast<double>(g[static_cast<std::size_t>(o)].dtype_bytes);
+      GraphNode const& read = g[plan.node_of_slot(o)];
+      std::int64_t e = block_elements(*s, read.shape);
+      c.bytes_read += static_cast<double>(e) * static_cast<double>(read.dtype_bytes);
       largest = std::max(largest, e);
       if (first_read < 0) first_read = e;
     }
@@ -134,7 +135,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       c.ops = kernel_ops(plan, step);
       if (n.kind == NodeKind::dot && step.operands.size() == 2 && made && held[static_cast<std::size_t>(step.operands[0])]) {
         int lhs = step.operands[0];
-        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->shard_shape(g[static_cast<std::size_t>(lhs)].shape),
+        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->shard_shape(g[plan.node_of_slot(lhs)].shape),
                               made->shard_shape(n.shape));
         c.batch = dims.batch;
         c.m = dims.m;
@@ -147,7 +148,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
     if (step.kind == StepKind::kernel) c.estimate_us += cost_model().kernel_us(c.flops, c.bytes_read + c.bytes_written);
     c.groups = step_groups(step);
     if (!c.groups.empty()) c.mesh_axes = step_axes(step);
-    if (made) held[static_cast<std::size_t>(step.node)] = made;
+    if (made) held[static_cast<std::size_t>(result_slot(step))] = made;
     costs.push_back(std::move(c));
   }
   return costs;

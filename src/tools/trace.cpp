@@ -95,7 +95,7 @@ class TraceWriter final : public StepObserver {
     std::lock_guard lock(mutex_);
     if (!file_) return;
     plan::Step const& step = plan.steps[k];
-    auto const& made = state.values[static_cast<std::size_t>(step.node)];
+    auto const& made = state.values[static_cast<std::size_t>(plan::result_slot(step))];
     if (!made) return;
     double ts = std::chrono::duration<double, std::micro>(start_ - origin_).count();
     double dur = std::chrono::duration<double, std::micro>(end - start_).count();

@@ -12,6 +12,13 @@ namespace tessel::plan {
 // XLA's CSE on the planned graph: sets NodePlan::same_as where a node computes what an earlier one
 // computes, the same way.
 void share_common_values(Graph const& g, std::vector<NodePlan>& plans);
+// The value class of each node: the first node (by index) computing the same value (same op,
+// shapes and attributes, the same tensors by GraphNode::alias, equal scalars, operands of the same
+// classes), whatever their plans. CSE shares within a class; the planner reuses across shardings.
+std::vector<int> value_classes(Graph const& g);
+
+// Each node's value slot (Plan::slot) from its plan: its own, or the one it shares.
+void assign_slots(Plan& plan);
 
 // Orders the planned graph into instructions (Plan::steps) and value slots (Plan::slot).
 void schedule(Plan& plan, CostModel const& model);

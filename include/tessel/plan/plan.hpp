@@ -30,6 +30,17 @@ struct NodePlan {
   // tensor nodes (their reshard) and boundaries (reduce, dot, constraint, concatenate): an earlier
   // node computing the same value with the same plan, whose value this one reuses; -1 for none.
   int same_as = -1;
+  // A boundary (dot, reduce, concatenate, constraint) whose value an earlier node of the same
+  // value class already computes in another sharding: this node takes that node's value (its
+  // `out`) and reshards it to its own `out` (when they differ) instead of computing it again.
+  // The planner prices this against recomputing (Planner::assign); -1 for none.
+  int reuses = -1;
+  // ... and whether it takes that node's value before its result reshard (its after_collective,
+  // when that is the sharding wanted here) rather than after: the other node then keeps_own, its
+  // own value staying in its slot while its result reshard writes a slot of its own
+  // (Plan::slots).
+  bool reuses_own = false;
+  bool keeps_own = false;
 
   friend bool operator==(NodePlan const&, NodePlan const&) = default;
 };
@@ -84,7 +95,11 @@ struct Step {
   bool with_index = false;                        // an argmax's all-reduce: values, then indices
   Collective collective{};                        // collectives: which
   KernelFn run = nullptr;                         // kernels: attached on the plan's first run
+  int result = -1;  // the value slot it writes when not its node's (the result reshard of a node that keeps_own)
 };
+
+// The value slot a step writes.
+inline int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
 
 struct Plan {
   Graph graph;
@@ -96,6 +111,15 @@ struct Plan {
   // Whether the kernel steps have their kernels (Step::run): attached on the first eval of the
   // plan, not by explain or plan_of, so an expression only explained instantiates no kernel.
   bool kernels_attached = false;
+  // Value slots a run holds: one per node, and one more per node that keeps_own (its result
+  // reshard's, at graph.size() + node). Set with `slot` (assign_slots).
+  std::size_t slots = 0;
+
+  // The node whose value a slot holds (a node's own slot, or its result reshard's: keeps_own).
+  [[nodiscard]] std::size_t node_of_slot(int s) const {
+    auto u = static_cast<std::size_t>(s);
+    return u < graph.size() ? u : u - graph.size();
+  }
 
   [[nodiscard]] int count(StepKind kind) const {
     int n = 0;

@@ -2,6 +2,7 @@
 // eval, explain and plan_of: an expression's plan (made once per expression type, shapes and
 // shardings, plan/cache.hpp), then its instruction list run by the executor (runtime/execute.hpp).
 // explain prints the list that runs.
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -29,7 +30,7 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
     auto const& plan = plan::plan_for(e, out, &detail::attach_kernels<E>);
     if (detail::shard_map_recorder) [[unlikely]]  // ShardMapped::explain is watching
       detail::record_plan_text(plan::to_string(plan));
-    detail::RunState state(plan.graph.size());
+    detail::RunState state(std::max(plan.slots, plan.graph.size()));
     detail::bind_inputs(e, 0, state);
     auto result = detail::execute(plan, state);
     // Inside shard_map: the result's blocks differ along the axes the plan's root says.

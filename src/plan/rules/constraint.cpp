@@ -17,7 +17,7 @@ class ConstraintRules final : public OpRules {
   void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     s.materialize(n.children[0]);
-    if (s.at(i).reshard) s.reshard_steps(i, n.children[0], *n.sharding, *s.at(i).out, "constraint");
+    if (s.at(i).reshard) s.reshard_steps(i, s.slot(n.children[0]), *n.sharding, *s.at(i).out, "constraint");
   }
 };
 

@@ -13,7 +13,7 @@ class TensorRules final : public OpRules {
   }
   void region(Scheduler& s, int i, Region& r) const override {
     NodePlan const& p = s.at(i);
-    if (p.reshard && p.same_as < 0) s.reshard_steps(i, i, *s.node(i).sharding, *p.out, "operand");
+    if (p.reshard && p.same_as < 0) s.reshard_steps(i, s.slot(i), *s.node(i).sharding, *p.out, "operand");
     r.reads.push_back(s.slot(i));
   }
   void materialize(Scheduler& s, int i) const override {
