@@ -86,10 +86,24 @@ ViewShardings view_shardings(ViewSpec const& view, Shape const& in_shape, Shape 
         std::size_t fo = first_nontrivial(out_shape, g.j0, g.j1);
         AxisList keep;
         if (fi < g.i1 && fo < g.j1) {
-          keep = in[fi];
-          std::int64_t n = 1;
-          for (auto a : keep) n *= mesh.axes().size(a);
-          if (out_shape[fo] % n != 0) keep.clear();
+          // Every axis of the group moved onto its first dimension (an all-to-all, where the later
+          // dimensions of a merge are split), when both first dimensions divide: then each block
+          // is one contiguous piece of the group, as XLA's reshape handler arranges before a merge.
+          // Else the first dimension's own axes, the others gathered.
+          AxisList all;
+          for (std::size_t d = g.i0; d < g.i1; ++d)
+            for (auto a : in[d]) all.push_back(a);
+          auto size = [&](AxisList const& axes) {
+            std::int64_t n = 1;
+            for (auto a : axes) n *= mesh.axes().size(a);
+            return n;
+          };
+          if (!all.empty() && in_shape[fi] % size(all) == 0 && out_shape[fo] % size(all) == 0) {
+            keep = all;
+          } else {
+            keep = in[fi];
+            if (out_shape[fo] % size(keep) != 0) keep.clear();
+          }
         }
         for (std::size_t d = g.i0; d < g.i1; ++d) in[d] = d == fi ? keep : AxisList{};
         if (fo < g.j1) out[fo] = keep;

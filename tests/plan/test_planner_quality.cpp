@@ -325,3 +325,28 @@ TEST_CASE("a value used in two shardings is computed once and resharded", "[plan
     CHECK(checked > 20);
   }
 }
+
+TEST_CASE("a reshape that merges a split later dimension moves its axes with an all-to-all, not a gather",
+          "[plan][issue11][class4][view]") {
+  // (8, 8, 8) -> (64, 8) merges dimensions 0 and 1. With dimension 1 split, no device holds a
+  // contiguous piece of the merged dimension; moving its axes onto dimension 0 (an all-to-all)
+  // makes the merge zero-copy and keeps the work split, where gathering dimension 1 would copy
+  // the whole of it to every device (XLA's reshape handler does the former).
+  int meshes = 0;
+  for (auto const& mesh : test::all_meshes()) {
+    if (mesh.num_devices() == 1) continue;
+    auto const& last = mesh.axes().name(mesh.num_axes() - 1);
+    if (8 % mesh.axes().size(mesh.num_axes() - 1) != 0 || mesh.axes().size(mesh.num_axes() - 1) == 1) continue;
+    auto x = draw({8, 8, 8}, NamedSharding(mesh, P(None, last)), 40);
+    auto f = [](auto const& t) { return reshape(t, {64, 8}) * 2.0f; };
+    auto p = plan_under(bandwidth_bound(), f(x));
+    INFO(to_string(mesh) << "\n" << plan::to_string(p));
+    CHECK(p.count(plan::Collective::all_gather) == 0);
+    CHECK(p.count(plan::Collective::all_to_all) == 1);
+    CHECK(collectives(p) == 1);
+    CHECK(p.nodes.back().out->spec() == P(last));
+    require_close(eval(f(x)).to_host(), eval(f(whole(x))).to_host());
+    ++meshes;
+  }
+  CHECK(meshes >= 4);
+}

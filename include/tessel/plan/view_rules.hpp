@@ -3,11 +3,14 @@
 //   transpose    the spec is permuted with the dimensions.
 //   slice        dimensions taken whole keep their axes; sliced dimensions must be unsharded.
 //   reshape      dimensions are grouped (each group of operand dimensions equals, in size, a group
-//                of result dimensions: a split, a merge, or a 1:1 dimension). A group keeps the
-//                axes of its first non-trivial dimension when that is the only sharded one and
-//                the first result dimension of the group divides by the axes' size: then every
-//                device's block is one contiguous piece of the group on both sides, and the
-//                reshape moves no data (zero-copy). Otherwise the group is unsharded first.
+//                of result dimensions: a split, a merge, or a 1:1 dimension). A group's axes (all
+//                of its dimensions', in order) move onto its first non-trivial dimension when that
+//                dimension and the group's first result dimension divide by their size: then
+//                every device's block is one contiguous piece of the group on both sides, and the
+//                reshape moves no data (zero-copy) once the operand is resharded so (an all-to-all
+//                when a later dimension was split). Otherwise the group keeps the first
+//                dimension's axes if the result dimension divides by them, and the rest is
+//                gathered.
 //   concatenate  the concatenated dimension is unsharded; the others keep their axes.
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/expr/view.hpp"
