@@ -1,5 +1,6 @@
 // The normalizations of model code against memory bandwidth, in one run each:
 //  - LayerNorm + gelu: gelu((x - mean(x)) * rsqrt(var(x) + 1e-5) * g + b) over the last axis;
+//  - the same with fast_math::gelu (the opt-in, expr/fast_math.hpp);
 //  - RMSNorm: flax's x * (rsqrt(mean(x^2) + 1e-6) * g);
 // on x of (8192, 1024) float32 with rows sharded over 8 devices, g and b of (1024) replicated.
 // Bytes counted: one read and one write of x (g and b stay in cache). fraction_of_triad compares
@@ -9,6 +10,7 @@
 #include <cmath>
 
 #include "interleaved.hpp"
+#include "tessel/expr/fast_math.hpp"
 #include "tessel/tessel.hpp"
 #include "triad.hpp"
 
@@ -38,6 +40,14 @@ void BM_layer_norm_gelu(benchmark::State& state) {
   });
 }
 
+// The same with the opt-in fast gelu (expr/fast_math.hpp: within 5e-7 relative of the formula,
+// not JAX's bits).
+void BM_layer_norm_gelu_fast(benchmark::State& state) {
+  time_normalization(state, [](auto const& x, auto const& g, auto const& b) {
+    return fast_math::gelu((x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g + b);
+  });
+}
+
 void BM_rms_norm(benchmark::State& state) {
   time_normalization(state, [](auto const& x, auto const& g, auto const&) { return rms_norm(x, g); });
 }
@@ -45,4 +55,5 @@ void BM_rms_norm(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_layer_norm_gelu)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_layer_norm_gelu_fast)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_rms_norm)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -125,3 +125,24 @@ TEST_CASE("layer_norm and rms_norm match Flax, with batch or features sharded", 
     }
   }
 }
+
+// Per-row values (LayerNorm's rsqrt(var + eps), a where() of reductions) are computed once per row
+// inside the fused kernel (kernel_eval.hpp's RowValue); they must have the bits of the same values
+// computed by kernels of their own and read back as tensors.
+TEST_CASE("a fused kernel's per-row values have the bits of the same values computed apart", "[expr][normalization]") {
+  auto mesh = make_mesh({8}, {"x"});
+  NamedSharding rows(mesh, P("x", None)), replicated(mesh, P());
+  auto x = random::normal(PRNGKey(7), {64, 300}, rows);  // 300: rows not a multiple of the vector width
+  auto g = random::uniform(PRNGKey(8), {300}, replicated, 0.5f, 1.5f);
+  auto b = random::normal(PRNGKey(9), {300}, replicated);
+  auto fused = eval(gelu((x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g + b)).to_host();
+  Tensor<float> m = mean(x, -1, true);
+  Tensor<float> r = rsqrt(var(x, -1, true) + 1e-5f);
+  auto apart = eval(gelu((x - m) * r * g + b)).to_host();
+  CHECK(test::bitwise_equal(fused, apart));
+
+  auto fused_where = eval(x * where(var(x, -1, true) > 1.0f, rsqrt(var(x, -1, true)), var(x, -1, true) * 2.0f)).to_host();
+  Tensor<float> v = var(x, -1, true);
+  auto apart_where = eval(x * where(v > 1.0f, rsqrt(v), v * 2.0f)).to_host();
+  CHECK(test::bitwise_equal(fused_where, apart_where));
+}

@@ -8,6 +8,7 @@
 // dimension. Unit = true promises every leaf walks that dimension contiguously (stride 1), which
 // lets the compiler vectorize the row loop; kernels check it before choosing that instantiation.
 #include <cstdint>
+#include <utility>
 
 #include <Kokkos_Core.hpp>
 
@@ -16,6 +17,32 @@
 #include "tessel/runtime/lane_vectors.hpp"
 
 namespace tessel::detail {
+
+// The distinct memory streams of a row-fused kernel's next row: an expression that reads x in
+// several places (LayerNorm reads it in its mean, in its variance and in its output) asks for
+// each line once, and broadcast leaves (a row-invariant scale, say) ask for nothing.
+struct NextRowStreams {
+  static constexpr int capacity = 8;
+  char const* base[capacity]{};
+  std::int64_t step[capacity]{};  // bytes from element e to e + 1
+  int count = 0;
+  KOKKOS_INLINE_FUNCTION void add(void const* p, std::int64_t step_bytes) {
+    auto const* c = static_cast<char const*>(p);
+    for (int i = 0; i < count; ++i)
+      if (base[i] == c && step[i] == step_bytes) return;
+    if (count < capacity) {  // more streams than that: the rest go unrequested (a hint only)
+      base[count] = c;
+      step[count] = step_bytes;
+      ++count;
+    }
+  }
+};
+
+// Whether an evaluator's value is the same along a row once its reductions are row-fused
+// (scalars, reductions and elementwise nodes of those only): such a node computes its value
+// once per row, in begin_row.
+template <class Ev>
+inline constexpr bool row_invariant_v = requires { requires Ev::row_invariant; };
 
 template <class T>
 struct LeafEval {
@@ -35,6 +62,9 @@ struct LeafEval {
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
     KOKKOS_IF_ON_HOST((__builtin_prefetch(data + base + next_row + e * inner);))
   }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    if (next_row != 0) s.add(data + base + next_row, inner * static_cast<std::int64_t>(sizeof(T)));
+  }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
     if constexpr (Unit) return data[base + e];
@@ -51,6 +81,7 @@ struct LeafEval {
 
 template <class W>
 struct ScalarEval {
+  static constexpr bool row_invariant = true;
   W value{};
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const*, int) {}
   template <bool Unit, bool Fused = false>
@@ -58,6 +89,7 @@ struct ScalarEval {
     return value;
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams&) const {}
   template <class F>
   void for_each_leaf(F&&) {}
   [[nodiscard]] bool all_reduces_fused() const { return true; }
@@ -79,6 +111,7 @@ struct IotaEval {
     inner = stride[outer];
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams&) const {}
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
     if constexpr (Unit) return static_cast<T>(base + e);
@@ -94,15 +127,40 @@ struct IotaEval {
 template <class Op, class Compute, class... Children>
 struct NodeEval;
 
+// The value a node of row-invariant children holds for the row (begin_row computes it once, so
+// the row loop does not recompute, say, LayerNorm's rsqrt(var + eps) per element or per block);
+// nothing for other nodes. at<Unit, Fused = true> reads it: every reduction is row-fused then, so
+// the children's values are the row's. Without Fused the node computes as before (a reduction
+// that is not row-fused varies along the row). The value is computed by the same operations, so
+// the results keep their bits.
+template <bool Invariant, class R>
+struct RowValue {
+  R value{};
+};
+template <class R>
+struct RowValue<false, R> {};
+
 template <class Op, class Compute, class A>
 struct NodeEval<Op, Compute, A> {
+  using R = decltype(Op::apply(std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<A>;
   A a;
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) { a.begin_row(idx, outer); }
+  [[no_unique_address]] RowValue<row_invariant, R> row{};
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
+    a.begin_row(idx, outer);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
+  }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    if constexpr (row_invariant && Fused) return row.value;
+    else return apply<Unit, Fused>(e);
+  }
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
     return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)));
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const { a.prefetch_next_row(e); }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const { a.next_row_streams(s); }
   template <class F>
   void for_each_leaf(F&& f) {
     a.for_each_leaf(f);
@@ -112,20 +170,33 @@ struct NodeEval<Op, Compute, A> {
 
 template <class Op, class Compute, class A, class B>
 struct NodeEval<Op, Compute, A, B> {
+  using R = decltype(Op::apply(std::declval<Compute>(), std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<A> && row_invariant_v<B>;
   A a;
   B b;
+  [[no_unique_address]] RowValue<row_invariant, R> row{};
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
     a.begin_row(idx, outer);
     b.begin_row(idx, outer);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    if constexpr (row_invariant && Fused) return row.value;
+    else return apply<Unit, Fused>(e);
+  }
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
     return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)),
                      static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
     a.prefetch_next_row(e);
     b.prefetch_next_row(e);
+  }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    a.next_row_streams(s);
+    b.next_row_streams(s);
   }
   template <class F>
   void for_each_leaf(F&& f) {
@@ -138,16 +209,25 @@ struct NodeEval<Op, Compute, A, B> {
 // where(c, a, b): the condition stays bool, the branches are converted.
 template <class Op, class Compute, class C, class A, class B>
 struct NodeEval<Op, Compute, C, A, B> {
+  using R = decltype(Op::apply(true, std::declval<Compute>(), std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<C> && row_invariant_v<A> && row_invariant_v<B>;
   C c;
   A a;
   B b;
+  [[no_unique_address]] RowValue<row_invariant, R> row{};
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
     c.begin_row(idx, outer);
     a.begin_row(idx, outer);
     b.begin_row(idx, outer);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    if constexpr (row_invariant && Fused) return row.value;
+    else return apply<Unit, Fused>(e);
+  }
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
     return Op::apply(static_cast<bool>(c.template at<Unit, Fused>(e)), static_cast<Compute>(a.template at<Unit, Fused>(e)),
                      static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
@@ -155,6 +235,11 @@ struct NodeEval<Op, Compute, C, A, B> {
     c.prefetch_next_row(e);
     a.prefetch_next_row(e);
     b.prefetch_next_row(e);
+  }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    c.next_row_streams(s);
+    a.next_row_streams(s);
+    b.next_row_streams(s);
   }
   template <class F>
   void for_each_leaf(F&& f) {
@@ -234,15 +319,20 @@ struct RowEval {
 // Writes ev's values at [begin, end) of a row to out[begin, end), in blocks of 64 elements, each
 // preceded by requests for the same block of the next row's inputs and of out's next row (rows of
 // `length` elements): memory works while this row computes, and the next row's first pass finds
-// its data in cache. For kernels that compute a while on each row (row-fused ones).
+// its data in cache. For kernels that compute a while on each row (row-fused ones). The inputs'
+// streams are gathered once per row (NextRowStreams: each distinct stream once).
 template <bool Unit, bool Fused, class V, class Ev>
 KOKKOS_FORCEINLINE_FUNCTION void write_row_prefetching(Ev const& ev, V* __restrict out, std::int64_t begin,
                                                        std::int64_t end, std::int64_t length) {
   constexpr std::int64_t block = 64, line = 64 / sizeof(V);
+  NextRowStreams streams;
+  ev.next_row_streams(streams);
+  int const nstreams = streams.count;
   std::int64_t e = begin;
   for (; e + block <= end; e += block) {
     for (std::int64_t k = 0; k < block; k += line) {
-      ev.prefetch_next_row(e + k);
+      for (int i = 0; i < nstreams; ++i)
+        KOKKOS_IF_ON_HOST((__builtin_prefetch(streams.base[i] + (e + k) * streams.step[i]);))
       KOKKOS_IF_ON_HOST((__builtin_prefetch(out + length + e + k, 1);))
     }
 #pragma GCC ivdep
@@ -268,6 +358,7 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row_storing(Ev const& ev_in, std::int64_t l
 // Otherwise the reduction was computed before the kernel and is read like a tensor.
 template <class Op, class T, class Child>
 struct ReduceEval {
+  static constexpr bool row_invariant = true;  // under Fused (see RowValue)
   bool fused = false;
   LeafEval<T> leaf;
   Child child;
@@ -299,6 +390,10 @@ struct ReduceEval {
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
     if (fused) child.prefetch_next_row(e);
     else leaf.prefetch_next_row(e);
+  }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    if (fused) child.next_row_streams(s);
+    else leaf.next_row_streams(s);
   }
   template <class F>
   void for_each_leaf(F&& f) {

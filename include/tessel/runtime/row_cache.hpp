@@ -67,6 +67,7 @@ using cached_reduce_t = typename cached_reduce_in<E, E, V>::type;
 // A row-fused reduction that leaves its input's values in the output row.
 template <class Op, class T, class Child>
 struct CachingReduceEval {
+  static constexpr bool row_invariant = true;  // under Fused (see RowValue in kernel_eval.hpp)
   Child child;
   LeafEval<T> out;  // the kernel's output, row-major over the space
   std::int64_t length = 0;
@@ -88,6 +89,7 @@ struct CachingReduceEval {
     return value;
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const { child.prefetch_next_row(e); }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const { child.next_row_streams(s); }
   template <class F>
   void for_each_leaf(F&& f) {
     child.for_each_leaf(f);
