@@ -23,8 +23,10 @@ inputs. `s` is a sharding constraint's spec (programs that have one), `r` a prog
 XLA's numbers come from the compiled per-device (SPMD-partitioned) HLO,
 jax.jit(f).lower(*args).compile().as_text(): every all-gather, all-reduce, reduce-scatter,
 all-to-all and collective-permute (async pairs counted once, by their -done) counts one, and its
-output shape's bytes (a tuple's elements summed) are the bytes per device it moves. The C++ test
-measures tessel's plan the same way (each collective step's output block).
+output shape's bytes (a tuple's elements summed) are the bytes per device it moves (xla_bytes);
+xla_link is what each device sends over its links by the ring algorithms tessel's cost model
+prices, from the output bytes and the replica groups' size (link_bytes). The C++ test measures
+tessel's plan both ways.
 
 The programs (the C++ test builds the same ones, by name; keep the two in step):
   bcast       tanh(x0 * c + x1)                       x0[M,N], x1[N]
@@ -251,16 +253,64 @@ def shape_bytes(text):
     return total
 
 
+GROUPS_LIST = re.compile(r"replica_groups=\{\{([0-9,]*)\}")
+GROUPS_IOTA = re.compile(r"replica_groups=\[([0-9,]+)\]<=")
+# mesh['axis_0'=2,'axis_1'=4] [, device_ids=(...)] {'axis_0'}: groups along the listed axes.
+GROUPS_MESH = re.compile(r"replica_groups=mesh\[([^\]]*)\](?:, device_ids=\(\[[0-9,]*\](?:T\([0-9,]*\))?\))?\s*\{([^}]*)\}")
+
+
+def group_size(line, devices=8):
+    """The size of a collective's device groups, from any of the HLO's replica_groups forms."""
+    m = GROUPS_LIST.search(line)
+    if m:
+        return len([d for d in m.group(1).split(",") if d])
+    m = GROUPS_IOTA.search(line)
+    if m:
+        return int(m.group(1).split(",")[-1])
+    m = GROUPS_MESH.search(line)
+    if m:
+        sizes = dict((k.strip().strip("'"), int(v)) for k, v in (a.split("=") for a in m.group(1).split(",")))
+        n = 1
+        for name in m.group(2).split(","):
+            name = name.strip()
+            if ":(" in name:  # a sub-axis, 'axis_1':(2)2: the size after the parenthesis
+                n *= int(name.split(")")[1])
+            elif name.strip("'"):
+                n *= sizes[name.strip("'")]
+        return n
+    return devices  # replica_groups={}: one group of every device
+
+
+def link_bytes(kind, out_bytes, n):
+    """Bytes a device sends over its links, by the ring algorithms tessel's cost model prices
+    (plan/cost_model.hpp): all-reduce 2(n-1)/n of the block, reduce-scatter (n-1)/n of its input
+    (n-1 output blocks), all-gather and all-to-all (n-1)/n of the output, a permute one block."""
+    if kind == "collective-permute":
+        return out_bytes
+    if n <= 1:
+        return 0.0
+    if kind == "all-reduce":
+        return 2.0 * (n - 1) / n * out_bytes
+    if kind == "reduce-scatter":
+        return float((n - 1) * out_bytes)
+    return (n - 1) / n * out_bytes
+
+
 def collectives(hlo):
-    counts, total = {}, 0
+    counts, total, link = {}, 0, 0.0
     for line in hlo.splitlines():
         m = LINE.search(line)
         if not m or m.group(3) == "-start":
             continue
         kind = m.group(2)
         counts[kind] = counts.get(kind, 0) + 1
-        total += shape_bytes(m.group(1))
-    return counts, total
+        out = shape_bytes(m.group(1))
+        total += out
+        if m.group(3) == "-done":  # the groups are on the -start line
+            start = [l for l in hlo.splitlines() if kind + "-start(" in l and m.group(0).split("=")[0] in l]
+            line = start[0] if start else line
+        link += link_bytes(kind, out, group_size(line))
+    return counts, total, link
 
 
 def main():
@@ -279,10 +329,10 @@ def main():
                "tests/data/xla_collectives/make_reference.py", libc=False)
         for case in generate(args.seed, args.cases):
             jitted, xs = build(case)
-            counts, total = collectives(jitted.lower(*xs).compile().as_text())
+            counts, total, link = collectives(jitted.lower(*xs).compile().as_text())
             fields = " ".join(f"{k}={v}" for k, v in case.items() if not k.startswith("_"))
             detail = ",".join(f"{k}:{counts[k]}" for k in KINDS if k in counts) or "none"
-            fh.write(f"{fields} | xla_n={sum(counts.values())} xla_bytes={total} xla={detail}\n")
+            fh.write(f"{fields} | xla_n={sum(counts.values())} xla_bytes={total} xla_link={link:.1f} xla={detail}\n")
 
 
 if __name__ == "__main__":
