@@ -117,9 +117,14 @@ struct Planner {
   // of the plan in which a subtree's steps are priced (subtree_us).
   std::vector<int> value_class{};
   std::optional<Plan> scratch{};
+  // Elementwise nodes a parent reads as a tensor made apart (a GEMM's operands), not fused into
+  // its own kernel: their values exist in a slot, so they can be reused like a boundary's (the
+  // layer_norm under a transformer's Q, K and V projections is computed once). Set by the parent's
+  // rules before they assign the node.
+  std::vector<char> made_apart{};
   // Can node i take an earlier node's value of its class instead of computing it (a boundary
   // whose value is a tensor of its own: dot, reduce that is not row-fused, concatenate,
-  // constraint)?
+  // constraint; or an elementwise node made apart)?
   [[nodiscard]] bool reusable(int i) const;
   // What the steps of node i's subtree cost by the model (its collectives and reshards), as the
   // scheduler would make them from the plans assigned so far.

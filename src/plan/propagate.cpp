@@ -64,6 +64,7 @@ void Planner::forward() {
 
 bool Planner::reusable(int i) const {
   NodeKind k = node(i).kind;
+  if (k == NodeKind::elementwise) return !made_apart.empty() && made_apart[static_cast<std::size_t>(i)];
   return k == NodeKind::dot || k == NodeKind::reduce || k == NodeKind::concatenate || k == NodeKind::constraint;
 }
 
@@ -109,7 +110,7 @@ void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
   for (std::size_t k = 0; k < g.size(); ++k) {
     NodePlan const& other = plans[k];
     if (static_cast<int>(k) == i || value_class[k] != value_class[static_cast<std::size_t>(i)] || !other.out ||
-        other.row_fused)
+        other.row_fused || !reusable(static_cast<int>(k)))
       continue;
     consider(k, *other.out, false);
     // Its value before its own result reshard, which it can keep in its slot (NodePlan::keeps_own).
@@ -132,8 +133,9 @@ void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
   std::vector<std::optional<RowRegion>> saved_rows = row_region;
   rules.assign(*this, i, requested);
   if (best_us <= subtree_us(i)) {
-    plans = std::move(saved_plans);
-    row_region = std::move(saved_rows);
+    // Restored element by element: the rules up the stack hold references into both vectors.
+    std::copy(saved_plans.begin(), saved_plans.end(), plans.begin());
+    std::copy(saved_rows.begin(), saved_rows.end(), row_region.begin());
     reuse();
   }
 }
@@ -252,6 +254,7 @@ Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostM
   int root = static_cast<int>(g.size()) - 1;
   Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size()),
                   std::vector<std::optional<Planner::RowRegion>>(g.size()), value_classes(g)};
+  planner.made_apart.assign(g.size(), 0);
   planner.forward();
   planner.assign(root, requested);
   share_common_values(g, planner.plans);

@@ -350,3 +350,26 @@ TEST_CASE("a reshape that merges a split later dimension moves its axes with an 
   }
   CHECK(meshes >= 4);
 }
+
+TEST_CASE("an elementwise value several GEMMs read is computed once", "[plan][issue11][class1]") {
+  // A transformer's layer_norm(x) feeds the Q, K and V projections: one fused kernel, not three.
+  for (auto const& mesh : test::all_meshes()) {
+    auto const& last = mesh.axes().name(mesh.num_axes() - 1);
+    auto x = draw({24, 16}, replicated(mesh), 50);
+    auto w1 = draw({16, 8}, NamedSharding(mesh, P(None, last)), 51);
+    auto w2 = draw({16, 8}, NamedSharding(mesh, P(None, last)), 52);
+    auto w3 = draw({16, 8}, NamedSharding(mesh, P(None, last)), 53);
+    auto f = [](auto const& x, auto const& a, auto const& b, auto const& c) {
+      auto h = tanh(x * 2.0f);
+      return matmul(h, a) + matmul(h, b) * matmul(h, c);
+    };
+    for (auto const& model : {plan::CostModel{}, bandwidth_bound()}) {
+      auto p = plan_under(model, f(x, w1, w2, w3));
+      INFO(to_string(mesh) << "\n" << plan::to_string(p));
+      int tanh_kernels = 0;
+      for (auto const& st : p.steps) tanh_kernels += st.label == "tessel::fused[mul,tanh]";
+      CHECK(tanh_kernels == 1);
+    }
+    require_close(eval(f(x, w1, w2, w3)).to_host(), eval(f(whole(x), whole(w1), whole(w2), whole(w3))).to_host());
+  }
+}

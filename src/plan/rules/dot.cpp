@@ -136,6 +136,7 @@ class DotRules final : public OpRules {
   void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     DotChoice d = choose_dot(p, i, req);
+    for (int c : n.children) p.made_apart[static_cast<std::size_t>(c)] = 1;  // the GEMM reads tensors
     p.assign(n.children[0], d.lhs);
     p.assign(n.children[1], d.rhs);
     Planner::complete_partial(p.plan(i), d.partial, d.contract_axes, req, n.shape.size());
