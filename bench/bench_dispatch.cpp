@@ -1,39 +1,98 @@
 // The fixed cost of a cached jit call: a tiny function (one elementwise op on 8 float32 elements
 // sharded over 8 devices), so the time is plan look-up, allocation of the result and the kernel
-// launches on all 8 devices together. Counter us_per_call.
+// launches on all 8 devices together; and the same call planned by the compiler (static_jit: no
+// look-up, the run's slots kept with the function). Counters us_per_call and allocs_per_call
+// (operator new calls, counted by this binary's replacement).
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 
+#include "tessel/runtime/static_jit.hpp"
 #include "tessel/tessel.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  std::size_t al = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n ? n : 1);
+}
+void* operator new(std::size_t n, std::align_val_t a, std::nothrow_t const&) noexcept {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  std::size_t al = static_cast<std::size_t>(a);
+  return std::aligned_alloc(al, (n + al - 1) / al * al);
+}
+void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, std::nothrow_t const&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
 using namespace tessel;
 
+// us_per_call and allocs_per_call over the timed loop.
+template <class Call>
+void time_calls(benchmark::State& state, Call const& call) {
+  long a0 = allocations.load();
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) call();
+  double s_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto n = static_cast<double>(state.iterations());
+  state.counters["us_per_call"] = s_total / n * 1e6;
+  state.counters["allocs_per_call"] = static_cast<double>(allocations.load() - a0) / n;
+}
+
+struct Tiny {
+  static constexpr MeshAxes mesh{{8}, {"x"}};
+  static constexpr std::tuple args{Arg<float>{{8}, P("x")}};
+};
+constexpr auto add_one = [](auto const& v) { return v + 1.0f; };
+
+void BM_static_jit_call(benchmark::State& state) {
+  NamedSharding s(make_mesh({8}, {"x"}), P("x"));
+  auto x = random::normal(PRNGKey(0), {8}, s);
+  auto f = static_jit<Tiny>(add_one);
+  static_assert(decltype(f)::plan.kernels() == 1 && decltype(f)::plan.collectives() == 0);
+  benchmark::DoNotOptimize(f(x));  // binds to the devices once
+  time_calls(state, [&] { benchmark::DoNotOptimize(f(x)); });
+}
+
 void BM_cached_jit_call(benchmark::State& state) {
   NamedSharding s(make_mesh({8}, {"x"}), P("x"));
   auto x = random::normal(PRNGKey(0), {8}, s);
-  auto f = jit([](auto const& v) { return v + 1.0f; });
+  auto f = jit(add_one);
   benchmark::DoNotOptimize(f(x));  // plans once
-  auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) benchmark::DoNotOptimize(f(x));
-  double s_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  state.counters["us_per_call"] = s_total / static_cast<double>(state.iterations()) * 1e6;
+  time_calls(state, [&] { benchmark::DoNotOptimize(f(x)); });
 }
 
 void BM_plan_lookup_only(benchmark::State& state) {
   NamedSharding s(make_mesh({8}, {"x"}), P("x"));
   auto x = random::normal(PRNGKey(0), {8}, s);
   (void)plan_of(x + 1.0f);
-  auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) benchmark::DoNotOptimize(&plan_of(x + 1.0f));
-  double s_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  state.counters["us_per_call"] = s_total / static_cast<double>(state.iterations()) * 1e6;
+  time_calls(state, [&] { benchmark::DoNotOptimize(&plan_of(x + 1.0f)); });
 }
 
 }  // namespace
 
 BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_static_jit_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_plan_lookup_only)->Unit(benchmark::kMicrosecond);
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <format>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "tessel/core/device_count.hpp"
@@ -11,6 +14,30 @@
 #include "tessel/core/named_sharding.hpp"
 
 namespace tessel {
+
+namespace detail {
+namespace {
+// One copy of each device list, for the program's life (a handful of meshes in practice).
+std::mutex device_lists_mutex;
+std::map<std::vector<int>, std::unique_ptr<int[]>>& device_lists() {
+  static std::map<std::vector<int>, std::unique_ptr<int[]>> lists;
+  return lists;
+}
+}  // namespace
+
+int const* intern_device_list(std::vector<int> ids) {
+  if (ids.size() == 1 && ids[0] == 0) return device_zero_list;
+  std::lock_guard lock(device_lists_mutex);
+  auto& lists = device_lists();
+  auto it = lists.find(ids);
+  if (it == lists.end()) {
+    auto copy = std::make_unique<int[]>(ids.size());
+    std::copy(ids.begin(), ids.end(), copy.get());
+    it = lists.emplace(std::move(ids), std::move(copy)).first;
+  }
+  return it->second.get();
+}
+}  // namespace detail
 
 Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) {
   if (static_cast<int>(device_ids.size()) != axes_.num_devices())
@@ -26,10 +53,18 @@ Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) 
       throw Error(std::format("mesh {}: device {} appears twice in the device list", to_string(axes_), id));
     seen[static_cast<std::size_t>(id)] = true;
   }
-  device_ids_ = std::make_shared<std::vector<int> const>(std::move(device_ids));
+  ids_ = detail::intern_device_list(std::move(device_ids));
 }
 
-bool same_devices(Mesh const& a, Mesh const& b) {
+Mesh Mesh::with_devices(Mesh const& devices) const {
+  if (devices.num_devices() != num_devices())
+    throw Error(std::format("mesh {} cannot be laid over the {} devices of {}", to_string(axes_), devices.num_devices(),
+                            to_string(devices)));
+  return Mesh(axes_, devices.ids_);
+}
+
+bool detail::same_device_lists(Mesh const& a, Mesh const& b) {
+  if (a.is_abstract() || b.is_abstract()) return a.is_abstract() && b.is_abstract() && a.num_devices() == b.num_devices();
   auto sorted = [](Mesh const& m) {
     std::vector<int> v(m.device_ids().begin(), m.device_ids().end());
     std::sort(v.begin(), v.end());
@@ -78,6 +113,7 @@ Mesh make_mesh(std::initializer_list<int> shape, std::initializer_list<AxisName>
 namespace detail {
 
 NamedSharding single_device_sharding(int device_id) {
+  if (device_id == 0) return device_zero_sharding();
   return NamedSharding(Mesh(MeshAxes({1}, {"device"}), {device_id}), P());
 }
 

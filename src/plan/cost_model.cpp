@@ -72,12 +72,22 @@ CostModel& model_storage() {
   return model;
 }
 
+std::string& model_source() {
+  static std::string source = "defaults";
+  return source;
+}
+
 void load_locked() {
   model_loaded = true;  // a malformed file is reported once; the defaults stay in force after
   auto path = cost_model_path();
   CostModel fresh;
-  if (path && std::filesystem::exists(*path)) fresh = read_cost_model(*path);
+  std::string source = "defaults";
+  if (path && std::filesystem::exists(*path)) {
+    fresh = read_cost_model(*path);
+    source = "calibrated, from " + *path;
+  }
   model_storage() = fresh;
+  model_source() = source;
 }
 
 }  // namespace
@@ -115,26 +125,10 @@ CostModel CostModel::over(Mesh const& mesh, ShardLayout::AxisList const& axes) c
   return m;
 }
 
-double CostModel::reshard_us(ReshardStep const& s) const {
-  if (!s.collective) return s.copy ? (s.bytes > 0 ? transfer_us(s.bytes) : 0) : local_copy_us(s.bytes);
-  if (devices_per_process() > 0) {
-    CostModel const m = over(s.from.mesh(), s.axes);
-    if (!(m == *this)) return m.reshard_us(s);
-  }
-  switch (*s.collective) {
-    case Collective::all_gather: return all_gather_us(s.bytes, s.group);
-    case Collective::all_to_all: return all_to_all_us(s.bytes, s.group);
-    case Collective::collective_permute: return collective_permute_us(s.bytes);
-    case Collective::all_reduce: return all_reduce_us(s.bytes, s.group);
-    case Collective::reduce_scatter: return reduce_scatter_us(s.bytes, s.group);
-  }
-  return 0;
-}
-
-double CostModel::reshard_us(std::span<ReshardStep const> steps) const {
-  double us = 0;
-  for (auto const& s : steps) us += reshard_us(s);
-  return us;
+std::string cost_model_source() {
+  std::lock_guard lock(model_mutex);
+  if (!model_loaded) load_locked();
+  return model_source();
 }
 
 CostModel& cost_model() {

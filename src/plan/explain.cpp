@@ -15,6 +15,12 @@ std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
   return s + ")";
 }
 
+std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
+  std::string s;
+  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}{}", k ? "," : "", mesh.axes().name(axes[k]).view());
+  return s;
+}
+
 std::string type_text(GraphNode const& n) {
   std::string s = std::format("{}[", n.dtype);
   for (std::size_t d = 0; d < n.shape.size(); ++d) s += std::format("{}{}", d ? "," : "", n.shape[d]);
@@ -24,8 +30,8 @@ std::string type_text(GraphNode const& n) {
 std::string to_string(Plan const& plan) {
   std::string s;
   for (auto const& step : plan.steps) s += step.text + "\n";
-  if (plan.steps.empty()) s += "(nothing to run: the result is an input)\n";
-  return s + cost_analysis_text(plan);
+  if (plan.steps.empty()) return s + "(nothing to run: the result is an input)\n";
+  return s + cost_analysis_text(plan) + "cost model: " + plan.priced_by + "\n";
 }
 
 namespace {

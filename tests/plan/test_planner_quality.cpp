@@ -8,7 +8,7 @@
 #include "support/close.hpp"
 #include "support/meshes.hpp"
 #include "support/cost_models.hpp"
-#include "tessel/plan/passes.hpp"
+#include "tessel/plan/detail/make_plan.hpp"
 #include "tessel/tessel.hpp"
 
 using Catch::Matchers::ContainsSubstring;

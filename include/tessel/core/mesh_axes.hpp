@@ -62,7 +62,12 @@ class MeshAxes {
   }
   [[nodiscard]] constexpr std::optional<std::size_t> find(std::string_view name) const {
     for (std::size_t i = 0; i < names_.size(); ++i)
-      if (names_[i].view() == name) return i;
+      if (names_[i].equals(name)) return i;
+    return std::nullopt;
+  }
+  [[nodiscard]] constexpr std::optional<std::size_t> find(AxisName const& name) const {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == name) return i;
     return std::nullopt;
   }
 

@@ -28,7 +28,20 @@ class AxisName {
   [[nodiscard]] std::string str() const { return std::string(view()); }
   [[nodiscard]] constexpr bool empty() const { return size_ == 0; }
 
-  friend constexpr bool operator==(AxisName const& a, AxisName const& b) { return a.view() == b.view(); }
+  // Compared character by character: std::string_view's comparison costs a constant-evaluating
+  // compiler (static_jit's planner) far more than the loop.
+  [[nodiscard]] constexpr bool equals(std::string_view s) const {
+    if (s.size() != size_) return false;
+    for (std::size_t i = 0; i < size_; ++i)
+      if (chars_[i] != s[i]) return false;
+    return true;
+  }
+  friend constexpr bool operator==(AxisName const& a, AxisName const& b) {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (a.chars_[i] != b.chars_[i]) return false;
+    return true;
+  }
 
  private:
   std::array<char, max_length + 1> chars_{};

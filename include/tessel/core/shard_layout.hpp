@@ -30,8 +30,8 @@ class ShardLayout {
   // used twice. Does not look at any tensor shape yet.
   constexpr ShardLayout(MeshAxes const& mesh, PartitionSpec const& spec) : mesh_(mesh), spec_(spec) {
     Failure f = resolve();
-    if (f.kind == Failure::unknown_axis) detail::throw_unknown_axis(f.message);
-    if (f.kind == Failure::axis_used_twice) detail::throw_axis_used_twice(f.message);
+    if (f.kind == Failure::unknown_axis) detail::throw_unknown_axis(message(f, nullptr));
+    if (f.kind == Failure::axis_used_twice) detail::throw_axis_used_twice(message(f, nullptr));
   }
 
   // Checks that the layout can tile a tensor of this shape: the spec is no longer than the rank
@@ -39,8 +39,8 @@ class ShardLayout {
   // shardings rather than padding (see README).
   constexpr void check_shape(Shape const& shape) const {
     Failure f = shape_failure(shape);
-    if (f.kind == Failure::spec_longer_than_rank) detail::throw_spec_longer_than_rank(f.message);
-    if (f.kind == Failure::indivisible) detail::throw_indivisible(f.message);
+    if (f.kind == Failure::spec_longer_than_rank) detail::throw_spec_longer_than_rank(message(f, &shape));
+    if (f.kind == Failure::indivisible) detail::throw_indivisible(message(f, &shape));
   }
 
   // What check_shape and the constructor would throw, as a message (empty when the spec is valid
@@ -49,7 +49,7 @@ class ShardLayout {
     ShardLayout layout(mesh, spec, Unchecked{});
     Failure f = layout.resolve();
     if (f.kind == Failure::none && shape != nullptr) f = layout.shape_failure(*shape);
-    return f.message;
+    return f.kind == Failure::none ? Message() : layout.message(f, shape);
   }
 
   [[nodiscard]] constexpr MeshAxes const& mesh() const { return mesh_; }
@@ -116,9 +116,12 @@ class ShardLayout {
 
  private:
   struct Unchecked {};
+  // Where a check failed (its message is made only then: a Message is large, and layouts are made
+  // often, also by the compiler planning static_jit functions).
   struct Failure {
     enum Kind { none, unknown_axis, axis_used_twice, spec_longer_than_rank, indivisible } kind = none;
-    Message message;
+    std::size_t dim = 0, other = 0;  // the dimension (and the earlier one using the same axis)
+    AxisName name{};                 // the axis
   };
   constexpr ShardLayout(MeshAxes const& mesh, PartitionSpec const& spec, Unchecked) : mesh_(mesh), spec_(spec) {}
 
@@ -128,25 +131,12 @@ class ShardLayout {
     for (std::size_t d = 0; d < spec_.size(); ++d) {
       AxisList axes;
       for (AxisName const& name : spec_[d].axes()) {
-        auto axis = mesh_.find(name.view());
-        if (!axis) {
-          Failure f{Failure::unknown_axis, {}};
-          f.message << spec_ << " names mesh axis '" << name.view() << "', which is not in the mesh " << mesh_;
-          return f;
-        }
+        auto axis = mesh_.find(name);
+        if (!axis) return {Failure::unknown_axis, d, d, name};
         for (std::size_t e = 0; e <= d; ++e) {
           auto const& earlier = e < d ? dims_[e] : axes;
           for (auto a : earlier)
-            if (a == *axis) {
-              Failure f{Failure::axis_used_twice, {}};
-              if (e == d)
-                f.message << spec_ << " uses mesh axis '" << name.view() << "' twice in dimension " << d
-                          << "; a mesh axis may shard at most one dimension, once";
-              else
-                f.message << spec_ << " uses mesh axis '" << name.view() << "' for both dimension " << e
-                          << " and dimension " << d << "; a mesh axis may shard at most one dimension";
-              return f;
-            }
+            if (a == *axis) return {Failure::axis_used_twice, d, e, name};
         }
         axes.push_back(static_cast<std::uint8_t>(*axis));
       }
@@ -157,24 +147,43 @@ class ShardLayout {
 
   [[nodiscard]] constexpr Failure shape_failure(Shape const& shape) const {
     (void)shape.num_elements();  // negative dimensions and overflowing counts fail here
-    if (spec_.size() > shape.size()) {
-      Failure f{Failure::spec_longer_than_rank, {}};
-      f.message << spec_ << " has " << spec_.size() << " entries but the tensor of shape " << shape << " has rank "
-                << shape.size();
-      return f;
-    }
-    for (std::size_t d = 0; d < dims_.size(); ++d) {
-      std::int64_t n = shards_along(d);
-      if (shape[d] % n == 0) continue;
-      Failure f{Failure::indivisible, {}};
-      f.message << spec_ << ": dimension " << d << " of shape " << shape << " has size " << shape[d]
-                << ", which is not divisible by mesh axes ";
-      for (std::size_t i = 0; i < dims_[d].size(); ++i)
-        f.message << (i ? " x '" : "'") << mesh_.name(dims_[d][i]).view() << "' (" << mesh_.size(dims_[d][i]) << ")";
-      f.message << " of total size " << n << "; tessel does not pad uneven shards";
-      return f;
-    }
+    if (spec_.size() > shape.size()) return {Failure::spec_longer_than_rank};
+    for (std::size_t d = 0; d < dims_.size(); ++d)
+      if (shape[d] % shards_along(d) != 0) return {Failure::indivisible, d};
     return {};
+  }
+
+  // The failure's message, in the words of the run-time errors.
+  [[nodiscard]] constexpr Message message(Failure const& f, Shape const* shape) const {
+    Message m;
+    switch (f.kind) {
+      case Failure::none: break;
+      case Failure::unknown_axis:
+        m << spec_ << " names mesh axis '" << f.name.view() << "', which is not in the mesh " << mesh_;
+        break;
+      case Failure::axis_used_twice:
+        if (f.other == f.dim)
+          m << spec_ << " uses mesh axis '" << f.name.view() << "' twice in dimension " << f.dim
+            << "; a mesh axis may shard at most one dimension, once";
+        else
+          m << spec_ << " uses mesh axis '" << f.name.view() << "' for both dimension " << f.other << " and dimension "
+            << f.dim << "; a mesh axis may shard at most one dimension";
+        break;
+      case Failure::spec_longer_than_rank:
+        m << spec_ << " has " << spec_.size() << " entries but the tensor of shape " << *shape << " has rank "
+          << shape->size();
+        break;
+      case Failure::indivisible: {
+        std::size_t d = f.dim;
+        m << spec_ << ": dimension " << d << " of shape " << *shape << " has size " << (*shape)[d]
+          << ", which is not divisible by mesh axes ";
+        for (std::size_t i = 0; i < dims_[d].size(); ++i)
+          m << (i ? " x '" : "'") << mesh_.name(dims_[d][i]).view() << "' (" << mesh_.size(dims_[d][i]) << ")";
+        m << " of total size " << shards_along(d) << "; tessel does not pad uneven shards";
+        break;
+      }
+    }
+    return m;
   }
 
   MeshAxes mesh_;

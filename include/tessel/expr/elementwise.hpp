@@ -24,7 +24,7 @@ inline constexpr bool is_weak_v<Weak<W>> = true;
 enum class Typing { arithmetic, comparison, floating, select };
 
 template <class Op, Typing typing, class... Nodes>
-auto make_node(Nodes const&... nodes) {
+constexpr auto make_node(Nodes const&... nodes) {
   using Promoted = promote_t<expr_value_t<Nodes>...>;
   static_assert(!is_weak_v<Promoted>, "tessel: an expression needs at least one tensor operand");
   static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select,
@@ -33,7 +33,8 @@ auto make_node(Nodes const&... nodes) {
   using Result = std::conditional_t<typing == Typing::comparison, bool, Compute>;
   Shape shape;
   Mesh const* mesh = nullptr;
-  ((shape = broadcast_shapes(Op::name, shape, nodes.shape()), check_same_devices(Op::name, mesh, mesh_of(nodes)),
+  StaticErrors* errors = errors_of(nodes...);
+  ((shape = broadcast_shapes(Op::name, shape, nodes.shape(), errors), check_same_devices(Op::name, mesh, mesh_of(nodes)),
     mesh = mesh ? mesh : mesh_of(nodes)),
    ...);
   return ElementwiseNode<Op, Compute, Result, Nodes...>{{nodes...}, {shape}};
@@ -48,7 +49,7 @@ concept BinaryOperands = Operand<A> && Operand<B> && (!std::is_arithmetic_v<std:
 #define TESSEL_BINARY_FUNCTION(fn, Op, typing)                                       \
   template <class A, class B>                                                        \
     requires detail::BinaryOperands<A, B>                                            \
-  auto fn(A const& a, B const& b) {                                                  \
+  constexpr auto fn(A const& a, B const& b) {                                                  \
     return detail::make_node<ops::Op, detail::Typing::typing>(as_node(a), as_node(b)); \
   }
 
@@ -84,7 +85,7 @@ TESSEL_BINARY_FUNCTION(rem, lax_rem, arithmetic)
 // does for a concrete integer); integer bases with integer exponents stay integers.
 template <class A, class B>
   requires detail::BinaryOperands<A, B>
-auto pow(A const& a, B const& b) {
+constexpr auto pow(A const& a, B const& b) {
   using BD = std::remove_cvref_t<B>;
   if constexpr (std::is_integral_v<BD>) {
     using Base = expr_value_t<node_t<A>>;
@@ -99,7 +100,7 @@ auto pow(A const& a, B const& b) {
 #define TESSEL_UNARY_FUNCTION(fn, Op, typing)                                        \
   template <class X>                                                                 \
     requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)           \
-  auto fn(X const& x) {                                                              \
+  constexpr auto fn(X const& x) {                                                              \
     return detail::make_node<ops::Op, detail::Typing::typing>(as_node(x));           \
   }
 
@@ -126,7 +127,7 @@ TESSEL_UNARY_FUNCTION(square, square, arithmetic)
 namespace detail {
 // exp(x - max(x)) in softmax and its kin: the argument is never positive.
 template <class X>
-auto exp_of_shifted(X const& shifted) {
+constexpr auto exp_of_shifted(X const& shifted) {
   return make_node<ops::exp_nonpositive, Typing::floating>(as_node(shifted));
 }
 }  // namespace detail
@@ -134,14 +135,14 @@ auto exp_of_shifted(X const& shifted) {
 // jnp.where(cond, a, b): cond must be a comparison (bool) expression.
 template <Operand C, Operand A, Operand B>
   requires std::same_as<expr_value_t<node_t<C>>, bool>
-auto where(C const& cond, A const& a, B const& b) {
+constexpr auto where(C const& cond, A const& a, B const& b) {
   return detail::make_node<ops::select, detail::Typing::select>(as_node(cond), as_node(a), as_node(b));
 }
 
 // x.astype(To)
 template <Element To, class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
-auto astype(X const& x) {
+constexpr auto astype(X const& x) {
   using N = node_t<X>;
   auto n = as_node(x);
   return ElementwiseNode<ops::convert<To>, expr_value_t<N>, To, N>{{n}, {n.shape()}};

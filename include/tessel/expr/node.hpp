@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessel/core/message.hpp"
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/concept.hpp"
@@ -40,6 +41,27 @@ template <class... Children>
 using subtree_of = Subtree<(1 + ... + Children::subtree::nodes), 1 + max_depth<Children...>>;
 }  // namespace detail
 
+namespace detail {
+// Where failed checks go while static_jit builds a function's expression in a constant expression
+// (plan/static_plan.hpp): the first one's message, for the static_assert that prints it. A throw
+// there would stop the compiler with an error that cannot say which check failed or why.
+inline constexpr int max_static_args = 32;
+struct StaticErrors {
+  Message first;
+  bool failed = false;
+  char args[max_static_args]{};  // argument k's identity is &args[k] (GraphNode::alias)
+};
+[[noreturn]] void throw_message(Message const& message);  // a tessel::Error (src/expr/checks.cpp)
+// A failed check: kept when static_jit is building (errors), thrown otherwise.
+constexpr void check_failed(Message const& message, StaticErrors* errors) {
+  if (errors == nullptr) throw_message(message);
+  if (!errors->failed) {
+    errors->first = message;
+    errors->failed = true;
+  }
+}
+}  // namespace detail
+
 // One node shape: every expression node is Node<Tag, Children...>, its op's tag, the op's data
 // (attributes and the result's shape, checked when the node is built) and its children, held by
 // value in a tuple. Passes over expressions walk `children` generically and ask the tag for the
@@ -67,9 +89,11 @@ struct Node {
   using value_type = typename Tag::template value_type<Children...>;
   static constexpr NodeKind kind = Tag::kind;
   using subtree = std::conditional_t<sizeof...(Children) == 0, detail::Leaf, detail::subtree_of<Children...>>;
+  // Built by static_jit from its constant arguments (StaticArgTag leaves), in a constant expression.
+  static constexpr bool traced = requires { Tag::static_argument; } || (Children::traced || ...);
   [[no_unique_address]] std::tuple<Children...> children;
   typename Tag::Data data;
-  [[nodiscard]] Shape const& shape() const { return Tag::shape(data); }
+  [[nodiscard]] constexpr Shape const& shape() const { return Tag::shape(data); }
 };
 
 // A tensor leaf.
@@ -83,6 +107,7 @@ struct TensorTag {
   using value_type = T;
   static Shape const& shape(Data const& d) { return d.tensor.shape(); }
   static constexpr char const* name(Data const&) { return "tensor"; }
+  static NamedSharding const& sharding(Data const& d) { return d.tensor.sharding(); }
   static void describe(Data const& d, auto& node, auto& leaves) {
     node.sharding = d.tensor.sharding();
     node.alias = leaves.alias(d.tensor.impl_ptr().get());
@@ -98,6 +123,63 @@ struct TensorTag {
 template <Element T>
 using TensorNode = Node<TensorTag<T>>;
 
+// An argument of a statically planned function (static_jit, plan/static_plan.hpp): a tensor leaf
+// whose dtype, shape and sharding are constants (its mesh abstract) and whose data arrives only
+// when the plan runs. Such leaves exist only while the compiler plans; the graph they describe is
+// the one the same function's run-time expression describes.
+template <Element T>
+struct StaticArgTag {
+  static constexpr NodeKind kind = NodeKind::tensor;
+  static constexpr bool static_argument = true;
+  struct Data {
+    Shape shape;
+    NamedSharding sharding;
+    detail::StaticErrors* errors;
+    int index;
+  };
+  template <class...>
+  using value_type = T;
+  static constexpr Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr char const* name(Data const&) { return "tensor"; }
+  static constexpr NamedSharding const& sharding(Data const& d) { return d.sharding; }
+  static constexpr void describe(Data const& d, auto& node, auto& leaves) {
+    node.sharding = d.sharding;
+    node.alias = leaves.alias(static_cast<void const*>(&d.errors->args[d.index]));
+  }
+};
+template <Element T>
+using StaticArgNode = Node<StaticArgTag<T>>;
+
+namespace detail {
+// A tensor leaf's sharding (a run-time tensor's, or a static argument's constant one).
+template <class Data>
+constexpr NamedSharding const& leaf_sharding(Data const& d) {
+  if constexpr (requires { d.tensor; }) return d.tensor.sharding();
+  else return d.sharding;
+}
+// Where an expression's failed checks go: its static arguments' StaticErrors, or none (throw).
+template <class E>
+constexpr StaticErrors* errors_of(E const& e) {
+  if constexpr (!E::traced) {
+    return nullptr;
+  } else if constexpr (requires { e.data.errors; }) {
+    return e.data.errors;
+  } else {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      StaticErrors* found = nullptr;
+      ((found = found ? found : errors_of(std::get<I>(e.children))), ...);
+      return found;
+    }(std::make_index_sequence<std::tuple_size_v<decltype(e.children)>>{});
+  }
+}
+template <class... E>
+constexpr StaticErrors* errors_of(E const&... e) {
+  StaticErrors* found = nullptr;
+  ((found = found ? found : errors_of(e)), ...);
+  return found;
+}
+}  // namespace detail
+
 // A C++ scalar: weakly typed (W is int or double), broadcast to any shape. Its value is not part
 // of the plan (a cached plan runs any value); which scalars are equal is (plan/graph.hpp,
 // LeafIdentities), so that equal scalars make equal values for common-subexpression sharing.
@@ -109,13 +191,11 @@ struct ScalarTag {
   };
   template <class...>
   using value_type = Weak<W>;
-  static Shape const& shape(Data const&) {
-    static Shape const none;
-    return none;
-  }
+  static constexpr Shape const& shape(Data const&) { return scalar_shape; }
   static constexpr char const* name(Data const&) { return "scalar"; }
-  static std::uint64_t bits(Data const& d) { return std::bit_cast<std::uint64_t>(static_cast<double>(d.value)); }
-  static void describe(Data const& d, auto& node, auto& leaves) { node.alias = leaves.scalar(bits(d), std::integral<W>); }
+  static constexpr std::uint64_t bits(Data const& d) { return std::bit_cast<std::uint64_t>(static_cast<double>(d.value)); }
+  static constexpr void describe(Data const& d, auto& node, auto& leaves) { node.alias = leaves.scalar(bits(d), std::integral<W>); }
+  static constexpr Shape scalar_shape{};
   static void sign(Data const& d, Shape const&, auto& sink) { sink.scalar(bits(d), std::integral<W>); }
 };
 template <class W>
@@ -133,9 +213,9 @@ struct Elementwise {
   };
   template <class... Children>
   using value_type = Result;
-  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr Shape const& shape(Data const& d) { return d.shape; }
   static constexpr char const* name(Data const&) { return Op::name; }
-  static void describe(Data const&, auto&, auto&) {}
+  static constexpr void describe(Data const&, auto&, auto&) {}
   static void sign(Data const&, Shape const&, auto&) {}
 };
 template <class Op, class Compute, class Result, class... Children>
@@ -153,9 +233,9 @@ struct Reduce {
   };
   template <class Child>
   using value_type = expr_value_t<Child>;
-  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr Shape const& shape(Data const& d) { return d.shape; }
   static constexpr char const* name(Data const&) { return Op::name; }
-  static void describe(Data const& d, auto& node, auto&) {
+  static constexpr void describe(Data const& d, auto& node, auto&) {
     node.axes = d.axes;
     node.keepdims = d.keepdims;
     node.combine = Op::combiner;
@@ -179,9 +259,9 @@ struct Constraint {
   };
   template <class Child>
   using value_type = expr_value_t<Child>;
-  static Shape const& shape(Data const& d) { return d.shape; }
+  static constexpr Shape const& shape(Data const& d) { return d.shape; }
   static constexpr char const* name(Data const&) { return "constraint"; }
-  static void describe(Data const& d, auto& node, auto&) { node.sharding = d.sharding; }
+  static constexpr void describe(Data const& d, auto& node, auto&) { node.sharding = d.sharding; }
   static void sign(Data const& d, Shape const& shape, auto& sink) { sink.sharding(d.sharding, shape); }
 };
 template <class Child>
@@ -202,7 +282,7 @@ namespace detail {
 }
 
 template <Operand X>
-auto as_node(X const& x) {
+constexpr auto as_node(X const& x) {
   using D = std::remove_cvref_t<X>;
   if constexpr (Expression<D>) return x;
   else if constexpr (is_tensor_v<D>) return TensorNode<typename D::value_type>{{}, {x}};

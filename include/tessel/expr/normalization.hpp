@@ -19,7 +19,7 @@ std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape)
 // Integer inputs are converted to float32 first.
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
-auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int ddof = 0) {
+constexpr auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int ddof = 0) {
   if constexpr (std::integral<expr_value_t<node_t<X>>>) {
     return var(astype<float>(x), axes, keepdims, ddof);
   } else {
@@ -33,7 +33,7 @@ auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int ddof = 0)
 // is mean(x^2) - mean(x)^2, clipped at 0): (x - mean) * (rsqrt(var + epsilon) * scale) + bias,
 // scale and bias of the last dimension's size.
 template <class X, class S, class B>
-auto layer_norm(X const& x, S const& scale, B const& bias, double epsilon = 1e-6) {
+constexpr auto layer_norm(X const& x, S const& scale, B const& bias, double epsilon = 1e-6) {
   auto mu = mean(x, -1, true);
   auto variance = maximum(mean(square(x), -1, true) - square(mu), 0.0);
   return (x - mu) * (rsqrt(variance + epsilon) * scale) + bias;
@@ -41,14 +41,14 @@ auto layer_norm(X const& x, S const& scale, B const& bias, double epsilon = 1e-6
 
 // flax.linen.LayerNorm(use_fast_variance=False): the variance in two passes, mean(square(x - mean)).
 template <class X, class S, class B>
-auto layer_norm_two_pass(X const& x, S const& scale, B const& bias, double epsilon = 1e-6) {
+constexpr auto layer_norm_two_pass(X const& x, S const& scale, B const& bias, double epsilon = 1e-6) {
   auto mu = mean(x, -1, true);
   return (x - mu) * (rsqrt(mean(square(x - mu), -1, true) + epsilon) * scale) + bias;
 }
 
 // flax.linen.RMSNorm over the last axis: x * (rsqrt(mean(x^2) + epsilon) * scale).
 template <class X, class S>
-auto rms_norm(X const& x, S const& scale, double epsilon = 1e-6) {
+constexpr auto rms_norm(X const& x, S const& scale, double epsilon = 1e-6) {
   return x * (rsqrt(mean(square(x), -1, true) + epsilon) * scale);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Reductions over one, several or all axes (jnp.sum, mean, max, min, prod with keepdims), and
 // softmax, log_softmax and logsumexp written with them, as jax.nn writes them.
+#include <algorithm>
 #include <initializer_list>
 #include <optional>
 
@@ -16,13 +17,13 @@ struct ReductionAxesCapacity {
 // The axes to reduce: all of them (the default), one, or several; negative counts from the end.
 class Axes {
  public:
-  Axes() = default;  // all axes
-  Axes(int axis) : axes_{axis}, all_(false) {}  // NOLINT: implicit by design
-  Axes(std::initializer_list<int> axes) : all_(false) {
+  constexpr Axes() = default;  // all axes
+  constexpr Axes(int axis) : axes_{axis}, all_(false) {}  // NOLINT: implicit by design
+  constexpr Axes(std::initializer_list<int> axes) : all_(false) {
     for (int a : axes) axes_.push_back(a);
   }
-  [[nodiscard]] bool all() const { return all_; }
-  [[nodiscard]] FixedVector<int, max_rank, ReductionAxesCapacity> const& list() const { return axes_; }
+  [[nodiscard]] constexpr bool all() const { return all_; }
+  [[nodiscard]] constexpr FixedVector<int, max_rank, ReductionAxesCapacity> const& list() const { return axes_; }
 
  private:
   FixedVector<int, max_rank, ReductionAxesCapacity> axes_;
@@ -31,14 +32,53 @@ class Axes {
 
 namespace detail {
 // Normalizes axes against a shape (sorted, non-negative); fails naming the axis and the shape.
-FixedVector<std::uint8_t, max_rank> normalize_axes(char const* op, Axes const& axes, Shape const& shape);
-Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& axes, bool keepdims);
+// The axes as sorted dimensions of `shape` (negative ones count from the end); fails naming an
+// axis out of range or given twice.
+constexpr FixedVector<std::uint8_t, max_rank> normalize_axes(char const* op, Axes const& axes, Shape const& shape,
+                                                             StaticErrors* errors = nullptr) {
+  FixedVector<std::uint8_t, max_rank> out;
+  int rank = shape.rank();
+  if (axes.all()) {
+    for (int d = 0; d < rank; ++d) out.push_back(static_cast<std::uint8_t>(d));
+    return out;
+  }
+  for (int a : axes.list()) {
+    int d = a < 0 ? a + rank : a;
+    Message m;
+    if (d < 0 || d >= rank) m << op << ": axis " << a << " is out of range for shape " << shape << " of rank " << rank;
+    else if (std::find(out.begin(), out.end(), static_cast<std::uint8_t>(d)) != out.end())
+      m << op << ": axis " << a << " is given twice for shape " << shape;
+    if (!m.empty()) {
+      check_failed(m, errors);
+      continue;
+    }
+    out.push_back(static_cast<std::uint8_t>(d));
+  }
+  // Sorted by insertion (at most max_rank axes; std::sort's inlined heap code trips GCC's
+  // -Warray-bounds on the fixed capacity).
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    std::uint8_t v = out[i];
+    std::size_t j = i;
+    for (; j > 0 && out[j - 1] > v; --j) out[j] = out[j - 1];
+    out[j] = v;
+  }
+  return out;
+}
+constexpr Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& axes, bool keepdims) {
+  Shape out;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<std::uint8_t>(d)) != axes.end();
+    if (!reduced) out.push_back(shape[d]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
+}
 
 template <class Op, class X>
-auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
+constexpr auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
   auto n = as_node(x);
   static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: reduce a comparison after astype<int32_t>()");
-  auto normalized = normalize_axes(Op::name, axes, n.shape());
+  auto normalized = normalize_axes(Op::name, axes, n.shape(), errors_of(n));
   return ReduceNode<Op, decltype(n)>{{n}, {normalized, keepdims, reduced_shape(n.shape(), normalized, keepdims)}};
 }
 }  // namespace detail
@@ -46,7 +86,7 @@ auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
 #define TESSEL_REDUCTION(fn, Op)                                                    \
   template <class X>                                                                \
     requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)          \
-  auto fn(X const& x, Axes const& axes = {}, bool keepdims = false) {               \
+  constexpr auto fn(X const& x, Axes const& axes = {}, bool keepdims = false) {               \
     return detail::make_reduce<ops::Op>(x, axes, keepdims);                         \
   }
 
@@ -54,7 +94,7 @@ TESSEL_REDUCTION(sum, sum_reduce)
 // jnp.mean of integers sums and divides in float32.
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
-auto mean(X const& x, Axes const& axes = {}, bool keepdims = false) {
+constexpr auto mean(X const& x, Axes const& axes = {}, bool keepdims = false) {
   if constexpr (std::integral<expr_value_t<node_t<X>>>) return detail::make_reduce<ops::mean_reduce>(astype<float>(x), axes, keepdims);
   else return detail::make_reduce<ops::mean_reduce>(x, axes, keepdims);
 }
@@ -66,14 +106,14 @@ TESSEL_REDUCTION(prod, prod_reduce)
 // jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)). The exp appears twice, as in JAX, and the
 // kernel computes it once per element (runtime/row_cache.hpp).
 template <class X>
-auto softmax(X const& x, int axis = -1) {
+constexpr auto softmax(X const& x, int axis = -1) {
   auto e = detail::exp_of_shifted(x - max(x, axis, true));
   return e / sum(e, axis, true);
 }
 
 // jax.nn.log_softmax(x, axis): shifted - log(sum(exp(shifted)))
 template <class X>
-auto log_softmax(X const& x, int axis = -1) {
+constexpr auto log_softmax(X const& x, int axis = -1) {
   auto shifted = x - max(x, axis, true);
   return shifted - log(sum(detail::exp_of_shifted(shifted), axis, true));
 }
@@ -82,7 +122,7 @@ auto log_softmax(X const& x, int axis = -1) {
 // JAX shifts by the max only where it is finite (an all -inf row gives -inf, a row holding +inf
 // gives +inf, not NaN), so the shifted argument may be positive: plain exp.
 template <class X>
-auto logsumexp(X const& x, int axis = -1, bool keepdims = false) {
+constexpr auto logsumexp(X const& x, int axis = -1, bool keepdims = false) {
   auto finite_max = [&](bool keep) {
     auto m = max(x, axis, keep);
     return where(abs(m) < Kokkos::Experimental::infinity_v<float>, m, 0);

@@ -169,6 +169,7 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, Attach
     Graph g;
     describe(e, g);
     entry->plan = make_plan(std::move(g), out, cost_model());
+    entry->plan.priced_by = cost_model_source();
     if (attach) attach(entry->plan);
     entries.push_back(std::move(entry));
     return entries.back()->plan;

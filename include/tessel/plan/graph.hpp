@@ -26,14 +26,14 @@ struct GraphNode {
   char const* dtype;        // "float32", ..., "bool"
   std::size_t dtype_bytes;
   Shape shape;
-  std::vector<int> children;
-  std::optional<NamedSharding> sharding;       // tensor: its sharding; constraint: the one required
-  FixedVector<std::uint8_t, max_rank> axes;    // reduce
+  std::vector<int> children{};
+  std::optional<NamedSharding> sharding{};     // tensor: its sharding; constraint: the one required
+  FixedVector<std::uint8_t, max_rank> axes{};  // reduce
   bool keepdims = false;                       // reduce
   ReduceOp combine = ReduceOp::sum;            // reduce: how its values combine (ops tag's combiner)
   bool divides = false;                        // reduce: a mean (the sum is divided by the count)
-  DotDims dot;                                 // dot
-  ViewSpec view;                               // view
+  DotDims dot{};                               // dot
+  ViewSpec view{};                             // view
   std::uint8_t axis = 0;                       // concatenate
   // tensor: the graph index of the first tensor node holding the same tensor (its own index when
   // none does), among the first max_aliased_leaves tensor nodes; scalar: likewise, of the first
@@ -43,19 +43,27 @@ struct GraphNode {
   // Mesh axes along which the value may differ between devices (inside shard_map; TensorImpl::
   // varying): a tensor's own, an explicit collective's (manual_varying), else its operands' union.
   std::uint32_t varying = 0;
-  ManualCollectiveSpec manual;  // manual_collective
+  ManualCollectiveSpec manual{};  // manual_collective
 };
 
 inline constexpr int max_aliased_leaves = 32;
 
+// Whether two C strings (op and dtype names) are the same text: a plain loop, which a compiler
+// evaluates far faster than std::string_view's comparison (static_jit plans in the compiler).
+constexpr bool same_text(char const* a, char const* b) {
+  if (a == b) return true;
+  while (*a != 0 && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
 // Whether two nodes are the same op with the same attributes and result (their operands aside):
-// what CSE and the run-time row cache both ask.
-inline bool same_attributes(GraphNode const& a, GraphNode const& b) {
-  return a.kind == b.kind && std::string_view(a.op) == b.op && std::string_view(a.dtype) == b.dtype &&
-         a.shape == b.shape && a.children.size() == b.children.size() && a.axes == b.axes &&
-         a.keepdims == b.keepdims && a.view == b.view && a.axis == b.axis && a.sharding == b.sharding &&
-         a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
-         a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch && a.manual == b.manual;
+// what CSE and the run-time row cache both ask. The cheap fields first.
+constexpr bool same_attributes(GraphNode const& a, GraphNode const& b) {
+  return a.kind == b.kind && a.children.size() == b.children.size() && a.shape == b.shape && same_text(a.op, b.op) &&
+         same_text(a.dtype, b.dtype) && a.keepdims == b.keepdims && a.axis == b.axis && a.axes == b.axes &&
+         a.view == b.view && a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
+         a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch && a.sharding == b.sharding &&
+         a.manual == b.manual;
 }
 
 using Graph = std::vector<GraphNode>;
@@ -82,7 +90,7 @@ struct LeafIdentities {
   int scalar_node[max_aliased_leaves]{};
   int scalar_count = 0;
   // The index of the first scalar with this value, or `self` (and remembers it).
-  int scalar_alias(std::uint64_t bits, bool integral, int self) {
+  constexpr int scalar_alias(std::uint64_t bits, bool integral, int self) {
     if (scalar_count >= max_aliased_leaves) return self;
     int found = self;
     for (int k = 0; k < scalar_count && found == self; ++k)
@@ -93,7 +101,7 @@ struct LeafIdentities {
     return found;
   }
   // The index of the first leaf with this tensor, or `self` (and remembers it).
-  int alias(void const* p, int self) {
+  constexpr int alias(void const* p, int self) {
     if (count >= max_aliased_leaves) return self;
     for (int k = 0; k < count; ++k)
       if (impl[k] == p) {
@@ -112,15 +120,15 @@ struct LeafIdentities {
 struct DescribeLeaves {
   LeafIdentities& leaves;
   int self;
-  int alias(void const* p) { return leaves.alias(p, self); }
-  int scalar(std::uint64_t bits, bool integral) { return leaves.scalar_alias(bits, integral, self); }
+  constexpr int alias(void const* p) { return leaves.alias(p, self); }
+  constexpr int scalar(std::uint64_t bits, bool integral) { return leaves.scalar_alias(bits, integral, self); }
 };
 
 // Appends e's subtree to g in post-order and returns e's index: the children, then the node with
 // what its tag records (Tag::describe). One instantiation level per nesting level (node.hpp,
 // arity).
 template <class E>
-int describe(E const& e, Graph& g, LeafIdentities& leaves) {
+constexpr int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
   using Tag = typename E::tag;
   GraphNode n{E::kind, Tag::name(e.data), dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape())};
@@ -141,7 +149,7 @@ int describe(E const& e, Graph& g, LeafIdentities& leaves) {
 }
 
 template <class E>
-int describe(E const& e, Graph& g) {
+constexpr int describe(E const& e, Graph& g) {
   LeafIdentities leaves;
   return describe(e, g, leaves);
 }

@@ -42,13 +42,16 @@ struct NodePlan {
   bool reuses_own = false;
   bool keeps_own = false;
 
-  friend bool operator==(NodePlan const&, NodePlan const&) = default;
+  friend constexpr bool operator==(NodePlan const&, NodePlan const&) = default;
 };
 
-// Two nodes planned to compute alike: the same plan, whether or not either reuses another value.
-inline bool computes_alike(NodePlan a, NodePlan b) {
-  a.same_as = b.same_as = -1;
-  return a == b;
+// Two nodes planned to compute alike: the same plan, whether or not either reuses another value
+// (every field but same_as; the cheap ones first: CSE asks this of every pair it considers).
+constexpr bool computes_alike(NodePlan const& a, NodePlan const& b) {
+  return a.reshard == b.reshard && a.row_fused == b.row_fused && a.collective == b.collective &&
+         a.reuses == b.reuses && a.reuses_own == b.reuses_own && a.keeps_own == b.keeps_own &&
+         a.collective_axes == b.collective_axes && a.out == b.out && a.partial == b.partial &&
+         a.after_collective == b.after_collective;
 }
 
 // An instruction's kind. A collective (Step::collective says which) completes a reduction or is
@@ -99,7 +102,7 @@ struct Step {
 };
 
 // The value slot a step writes.
-inline int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
+constexpr int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
 
 struct Plan {
   Graph graph;
@@ -114,19 +117,22 @@ struct Plan {
   // Value slots a run holds: one per node, and one more per node that keeps_own (its result
   // reshard's, at graph.size() + node). Set with `slot` (assign_slots).
   std::size_t slots = 0;
+  // Which cost model priced it (explain's last line): "defaults", a calibrated file's, or a
+  // static_jit program's own constant (plans made by the compiler never read a calibrated file).
+  std::string priced_by = "defaults";
 
   // The node whose value a slot holds (a node's own slot, or its result reshard's: keeps_own).
-  [[nodiscard]] std::size_t node_of_slot(int s) const {
+  [[nodiscard]] constexpr std::size_t node_of_slot(int s) const {
     auto u = static_cast<std::size_t>(s);
     return u < graph.size() ? u : u - graph.size();
   }
 
-  [[nodiscard]] int count(StepKind kind) const {
+  [[nodiscard]] constexpr int count(StepKind kind) const {
     int n = 0;
     for (auto const& s : steps) n += s.kind == kind;
     return n;
   }
-  [[nodiscard]] int count(Collective c) const {
+  [[nodiscard]] constexpr int count(Collective c) const {
     int n = 0;
     for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
     return n;

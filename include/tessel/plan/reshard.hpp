@@ -16,6 +16,7 @@
 // P(None, None, 'a') -> P('b', 'a') an all-to-all over ('a'), not a gather to P() and a slice).
 // An all-to-all here is the runtime's general one (collectives.hpp): each device's new block is
 // assembled from the parts its group's members hold.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -175,18 +176,86 @@ struct ReshardStep {
   bool copy = false;  // between different meshes, by box copies (no collective)
 };
 
+// Devices in each group of a collective over `axes`: the product of their sizes.
+constexpr int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes) {
+  int n = 1;
+  for (auto a : axes) n *= mesh.size(a);
+  return n;
+}
+
+namespace detail {
+
+constexpr double block_bytes(NamedSharding const& s, Shape const& shape, std::size_t element_bytes) {
+  return static_cast<double>(s.shard_shape(shape).num_elements()) * static_cast<double>(element_bytes);
+}
+
+// Different meshes (shape or device order): compare each device's new block with what it and the
+// others hold.
+constexpr std::vector<ReshardStep> between_meshes(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
+                                        NamedSharding const& to) {
+  Mesh const& src = from.mesh();
+  Mesh const& dst = to.mesh();
+  std::vector<Box> held(static_cast<std::size_t>(src.num_devices()));
+  for (int q = 0; q < src.num_devices(); ++q) held[static_cast<std::size_t>(q)] = from.layout().box(shape, q);
+  bool all_same = true, all_inside = true, all_held = same_devices(src, dst);
+  std::vector<std::int64_t> received(static_cast<std::size_t>(dst.num_devices()), 0);
+  std::vector<std::int64_t> sent(static_cast<std::size_t>(src.num_devices()), 0);
+  for (int p = 0; p < dst.num_devices(); ++p) {
+    Box want = to.layout().box(shape, p);
+    // Where the device holding new block p sits in the source mesh (if it is there).
+    int at = -1;
+    for (int q = 0; q < src.num_devices() && at < 0; ++q)
+      if (src.device_id(q) == dst.device_id(p)) at = q;
+    Box have;
+    if (at >= 0) have = held[static_cast<std::size_t>(at)];
+    bool local = at >= 0;
+    all_same = all_same && local && have == want;
+    all_inside = all_inside && local && intersect(want, have).num_elements() == want.num_elements();
+    all_held = all_held && std::find(held.begin(), held.end(), want) != held.end();
+    std::int64_t missing = want.num_elements() - (local ? intersect(want, have).num_elements() : 0);
+    received[static_cast<std::size_t>(p)] = missing;
+    // Who sends: the first holder of each block (replicas the target holds are read locally).
+    for (int q = 0; q < src.num_devices(); ++q) {
+      auto const& block = held[static_cast<std::size_t>(q)];
+      bool first = std::find(held.begin(), held.begin() + q, block) == held.begin() + q;
+      if (first && !(local && have == block)) sent[static_cast<std::size_t>(q)] += intersect(want, block).num_elements();
+    }
+  }
+  if (all_same) return {};
+  double out = block_bytes(to, shape, element_bytes);
+  if (all_inside) return {{std::nullopt, from, to, {}, 1, out}};
+  if (all_held) return {{Collective::collective_permute, from, to, {}, dst.num_devices(), out}};
+  std::int64_t most = std::max(*std::max_element(received.begin(), received.end()),
+                               *std::max_element(sent.begin(), sent.end()));
+  return {{std::nullopt, from, to, {}, dst.num_devices(), static_cast<double>(most) * static_cast<double>(element_bytes), true}};
+}
+
+}  // namespace detail
+
 // The steps for any two shardings (of the same devices or not); empty when nothing moves and the
 // devices keep their blocks. Between different meshes: a local slice, a collective-permute over
 // all devices, or a generic copy.
-std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
-                                   NamedSharding const& to);
+constexpr std::vector<ReshardStep> decompose(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
+                                   NamedSharding const& to) {
+  if (from == to) return {};
+  if (!(from.mesh() == to.mesh())) return detail::between_meshes(shape, element_bytes, from, to);
+  Mesh const& mesh = from.mesh();
+  std::vector<ReshardStep> out;
+  for (auto const& s : decompose(from.layout(), to.layout(), shape)) {
+    NamedSharding a(mesh, s.from), b(mesh, s.to);
+    // Every kind's figure is the new block: what an all-gather gathers, what a local slice keeps,
+    // what an all-to-all or a collective-permute delivers (for a plain move, the block held).
+    double bytes = detail::block_bytes(b, shape, element_bytes);
+    int group = s.collective ? group_size(mesh.axes(), s.axes) : 1;
+    out.push_back({s.collective, a, b, s.axes, group, bytes});
+  }
+  return out;
+}
+
 
 // "all-gather over ('x')", "all-gather over ('a') + local slice over ('b')", "collective-permute
 // over all devices", "copy between meshes"; "none" for no steps.
 std::string to_string(std::span<ReshardStep const> steps);
 std::string describe(ReshardStep const& step);
-
-// Devices in each group of a collective over `axes`: the product of their sizes.
-int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes);
 
 }  // namespace tessel::plan

@@ -31,7 +31,7 @@ struct Shard {
 
 // jnp.matmul, lazily: expr/dot.hpp (Tensor::matmul calls it).
 template <class A, class B>
-auto matmul(A const& a, B const& b);
+constexpr auto matmul(A const& a, B const& b);
 
 template <Element T>
 class Tensor {

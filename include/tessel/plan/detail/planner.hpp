@@ -1,23 +1,46 @@
 #pragma once
-// The planner's machinery (not installed): sharding propagation (Planner, src/plan/propagate.cpp),
+// The planner's machinery (installed for static_jit, which runs it in a constant expression): sharding propagation (Planner, src/plan/propagate.cpp),
 // the instruction schedule (Scheduler, src/plan/schedule.cpp), and the rules of each family of ops
 // (OpRules, src/plan/rules/<family>.cpp), which are the only code that knows what an op does.
 // Propagation and scheduling never name an op: they ask the node's rules (Shardy's op sharding
 // rule registry, XLA's per-op SPMD handlers).
+#include <format>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "tessel/core/error.hpp"
 #include "tessel/plan/passes.hpp"
 #include "tessel/plan/view_rules.hpp"
+
+// Text (explain's lines, Kokkos Tools labels) is made only when a plan is made at run time:
+// std::format is not constexpr, and a plan made by the compiler (static_jit, plan/static_plan.hpp)
+// holds none until it is bound to devices, when its steps are made again with their text.
+#define TESSEL_TEXT(...) (std::is_constant_evaluated() ? std::string() : std::format(__VA_ARGS__))
 
 namespace tessel::plan {
 
 using AxisList = ShardLayout::AxisList;
 
+// XLA's CSE on the planned graph: sets NodePlan::same_as where a node computes what an earlier one
+// computes, the same way.
+constexpr void share_common_values(Graph const& g, std::vector<NodePlan>& plans);
+// The value class of each node: the first node (by index) computing the same value (same op,
+// shapes and attributes, the same tensors by GraphNode::alias, equal scalars, operands of the same
+// classes), whatever their plans. CSE shares within a class; the planner reuses across shardings.
+constexpr std::vector<int> value_classes(Graph const& g);
+
+// Each node's value slot (Plan::slot) from its plan: its own, or the one it shares.
+constexpr void assign_slots(Plan& plan);
+
+// Orders the planned graph into instructions (Plan::steps) and value slots (Plan::slot).
+constexpr void schedule(Plan& plan, CostModel const& model);
+
+
 // The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
 // into it (dimensions aligned from the right; broadcast dimensions are not split).
-NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to);
+constexpr NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to);
 
 struct Planner {
   Graph const& g;
@@ -25,34 +48,39 @@ struct Planner {
   std::vector<std::optional<NamedSharding>> natural;
   std::vector<NodePlan> plans;
 
-  [[nodiscard]] GraphNode const& node(int i) const { return g[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] constexpr GraphNode const& node(int i) const { return g[static_cast<std::size_t>(i)]; }
+  // The first node of i's subtree (post-order: the subtree is the index range [first_of(i), i]).
+  [[nodiscard]] constexpr int first_of(int i) const {
+    while (!node(i).children.empty()) i = node(i).children.front();
+    return i;
+  }
   // Node i's natural sharding; for a value nothing places (an iota, or ops over iotas and
   // scalars only), device 0's, as for an uncommitted array.
-  [[nodiscard]] NamedSharding natural_of(int i) const {
+  [[nodiscard]] constexpr NamedSharding natural_of(int i) const {
     auto const& s = natural[static_cast<std::size_t>(i)];
     return s ? *s : unplaced();
   }
-  static NamedSharding unplaced();
-  NodePlan& plan(int i) { return plans[static_cast<std::size_t>(i)]; }
+  static constexpr NamedSharding unplaced();
+  constexpr NodePlan& plan(int i) { return plans[static_cast<std::size_t>(i)]; }
 
   // Propagation from the leaves (each node's natural sharding), then the plan of every node from
   // the root's requested sharding down.
-  void forward();
-  void assign(int i, std::optional<NamedSharding> const& requested);
+  constexpr void forward();
+  constexpr void assign(int i, std::optional<NamedSharding> const& requested);
 
   // What a reduction's per-device results look like: the input's tiling on the kept dimensions
   // (reduced dimensions dropped, or unsplit when kept), and the mesh axes left partial.
-  [[nodiscard]] std::pair<NamedSharding, AxisList> reduced_tiling(int i, NamedSharding const& input) const;
+  [[nodiscard]] constexpr std::pair<NamedSharding, AxisList> reduced_tiling(int i, NamedSharding const& input) const;
 
   // A reduction's input tiling refined toward the requested output: each kept dimension whose
   // axes are a prefix of the request's (on the same result dimension) takes the request's further
   // axes that the input does not use elsewhere. Slicing the input locally before reducing makes
   // the partial results, and so their all-reduce, smaller (or turns it into the reduce-scatter
   // the request wants), as XLA's partitioner does.
-  [[nodiscard]] NamedSharding refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const;
+  [[nodiscard]] constexpr NamedSharding refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const;
 
   // What bringing `child` to `target` costs by the cost model (0 for scalars).
-  [[nodiscard]] double reshard_cost(int child, NamedSharding const& target) const;
+  [[nodiscard]] constexpr double reshard_cost(int child, NamedSharding const& target) const;
 
   // The operand tiling a node adopts: among the candidates (one per operand, from
   // `candidate_of(operand)`), the one with the least total cost to bring every operand to it (seen
@@ -60,7 +88,7 @@ struct Planner {
   // Operands on a single device (uncommitted) only propose when nothing else does; none when no
   // operand has a sharding (iotas and scalars: the node then takes its consumer's).
   template <class CandidateOf>
-  std::optional<NamedSharding> cheapest_tiling(int i, CandidateOf const& candidate_of) const {
+  constexpr std::optional<NamedSharding> cheapest_tiling(int i, CandidateOf const& candidate_of) const {
     GraphNode const& n = node(i);
     std::optional<NamedSharding> best;
     double best_cost = 0;
@@ -82,7 +110,7 @@ struct Planner {
   }
 
   // What bringing every operand of node i to `candidate` (seen from each operand's shape) costs.
-  [[nodiscard]] double operands_cost(int i, NamedSharding const& candidate) const {
+  [[nodiscard]] constexpr double operands_cost(int i, NamedSharding const& candidate) const {
     GraphNode const& n = node(i);
     double cost = 0;
     for (int o : n.children) cost += reshard_cost(o, project(candidate, n.shape, node(o).shape));
@@ -96,11 +124,11 @@ struct Planner {
   // extend them refines them, and an axis already used by an earlier dimension ends an operand's
   // contribution (x[8,16] on P('a') plus y[16] on P(('b', 'a')) is P('a', 'b')). None when no
   // operand is on more than one device.
-  [[nodiscard]] std::optional<NamedSharding> merged_tiling(int i) const;
+  [[nodiscard]] constexpr std::optional<NamedSharding> merged_tiling(int i) const;
 
   // A reduce over the last axis, with keepdims, whose input has the consumer's shape and whose
   // reduced axis the consumer does not split, runs inside the consumer's kernel, one row at a time.
-  [[nodiscard]] bool row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const;
+  [[nodiscard]] constexpr bool row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const;
 
   // The region whose rows an elementwise node's value is computed per row of: a node of the
   // region's row shape (its shape with a last dimension of 1: rsqrt(var + eps) in a LayerNorm)
@@ -125,26 +153,26 @@ struct Planner {
   // Can node i take an earlier node's value of its class instead of computing it (a boundary
   // whose value is a tensor of its own: dot, reduce that is not row-fused, concatenate,
   // constraint; or an elementwise node made apart)?
-  [[nodiscard]] bool reusable(int i) const;
+  [[nodiscard]] constexpr bool reusable(int i) const;
   // What the steps of node i's subtree cost by the model (its collectives and reshards), as the
   // scheduler would make them from the plans assigned so far.
-  [[nodiscard]] double subtree_us(int i);
+  [[nodiscard]] constexpr double subtree_us(int i);
   // Is node c, an operand of a node of shape `shape`, a per-row value of the region (shape,
   // sharding)? Elementwise, of the row shape, in a region whose rows are not split.
-  [[nodiscard]] bool per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const;
+  [[nodiscard]] constexpr bool per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const;
 
   // Can a reduce-scatter produce `want` from partial results tiled as `partial` with `axes` left
   // to reduce? Yes when `want` extends the partial tiling with exactly those axes.
-  static bool scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
+  static constexpr bool scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
                               std::size_t rank);
 
   // How partial results (tiled as `partial`, still to be combined over `axes`) become the node's
   // value: nothing, an all-reduce, or a reduce-scatter when that lands right on the request.
-  static void complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
+  static constexpr void complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
                                std::optional<NamedSharding> const& req, std::size_t rank);
 
   // A node whose own sharding is `own`: its plan's out is the request (or `own`), resharded after.
-  static void settle(NodePlan& p, NamedSharding const& own, std::optional<NamedSharding> const& req) {
+  static constexpr void settle(NodePlan& p, NamedSharding const& own, std::optional<NamedSharding> const& req) {
     p.out = req ? *req : own;
     p.reshard = !(*p.out == own);
   }
@@ -164,43 +192,43 @@ struct Scheduler {
   // first); sized on first use. The planner pre-marks nodes outside a subtree it prices.
   std::vector<char> made{};
 
-  [[nodiscard]] GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
-  [[nodiscard]] NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
-  [[nodiscard]] int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] constexpr GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] constexpr NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] constexpr int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
   // "dot_general#4": the user op a step comes from.
   [[nodiscard]] std::string user_op(int i) const;
 
   // Node i as part of a region (its rules' region), and node i's value made by steps of its own
   // (its rules' materialize; nothing when an earlier step made the same value).
-  void region(int i, Region& r);
-  void materialize(int i);
+  constexpr void region(int i, Region& r);
+  constexpr void materialize(int i);
   // A boundary inside a region: made apart, then read as a tensor.
-  void boundary(int i, Region& r) {
+  constexpr void boundary(int i, Region& r) {
     materialize(i);
     r.reads.push_back(slot(i));
   }
   // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
-  void operand(int c);
+  constexpr void operand(int c);
 
-  Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  constexpr Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands);
   // A collective step (StepKind::collective).
-  Step& add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  constexpr Step& add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands);
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
   // reads slot `read`, the others what the one before wrote: slot `write`, or i's when -1.
-  void reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
+  constexpr void reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
                      int write = -1);
   // The fused kernel of the region rooted at i (explain says it makes "what").
-  void fused_kernel(int i, char const* what) {
+  constexpr void fused_kernel(int i, char const* what) {
     Region r;
     region(i, r);
     kernel_step(i, r, what, "fused");
   }
   // The kernel step of a region rooted at i.
-  void kernel_step(int i, Region const& r, std::string const& what, char const* label_kind);
+  constexpr void kernel_step(int i, Region const& r, std::string const& what, char const* label_kind);
   // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
-  void collective_steps(int i, std::string const& cause);
+  constexpr void collective_steps(int i, std::string const& cause);
   // After a node's own steps: the reshard of its result to its plan's out, if planned.
-  void result_reshard(int i) {
+  constexpr void result_reshard(int i) {
     NodePlan const& p = at(i);
     if (p.reshard)
       reshard_steps(i, i, *p.after_collective, *p.out, "result",
@@ -211,31 +239,20 @@ struct Scheduler {
 // The rules of one family of ops. A family that lacks one does not compile (the methods are pure).
 class OpRules {
  public:
-  virtual ~OpRules() = default;
+  constexpr virtual ~OpRules() = default;
   // The sharding the node's value has by propagation from its operands' (none for scalars).
-  [[nodiscard]] virtual std::optional<NamedSharding> natural(Planner const& p, int i) const = 0;
+  [[nodiscard]] constexpr virtual std::optional<NamedSharding> natural(Planner const& p, int i) const = 0;
   // Fixes the node's plan for a requested output (or its natural sharding) and assigns what its
   // operands must produce.
-  virtual void assign(Planner& p, int i, std::optional<NamedSharding> const& requested) const = 0;
+  constexpr virtual void assign(Planner& p, int i, std::optional<NamedSharding> const& requested) const = 0;
   // Its part in a fused region a consumer's kernel runs.
-  virtual void region(Scheduler& s, int i, Region& r) const = 0;
+  constexpr virtual void region(Scheduler& s, int i, Region& r) const = 0;
   // The steps that make its value on their own.
-  virtual void materialize(Scheduler& s, int i) const = 0;
+  constexpr virtual void materialize(Scheduler& s, int i) const = 0;
 };
 
-// The rules of a node kind (src/plan/rules/registry.cpp).
-OpRules const& rules_for(NodeKind kind);
-
-// Each kind's rules, NAME_rules() (src/plan/rules/<family>.cpp; expr/op_list.hpp lists the kinds).
-#define TESSEL_DECLARE_RULES(name, how) OpRules const& name##_rules();
-TESSEL_OPS(TESSEL_DECLARE_RULES)
-#undef TESSEL_DECLARE_RULES
-
-// Defines NAME_rules() as one instance of Rules (each rules file ends with this).
-#define TESSEL_RULES(name, Rules)   \
-  OpRules const& name##_rules() {   \
-    static Rules const instance;    \
-    return instance;                \
-  }
+// The rules of a node kind: NAME_rules, one constant object per kind (plan/detail/rules/<family>.hpp
+// ends with it; expr/op_list.hpp lists the kinds). Defined in plan/detail/rules.hpp, after them.
+constexpr OpRules const& rules_for(NodeKind kind);
 
 }  // namespace tessel::plan

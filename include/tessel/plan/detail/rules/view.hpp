@@ -1,56 +1,55 @@
+#pragma once
 // Views (transpose, reshape, slice): GSPMD's rules for each (plan/view_rules.hpp). Inside a region
 // a view is a leaf that reads its operand's shards with other strides; made apart, a reshape that
 // keeps every block is zero-copy and a transpose or slice is a copy kernel.
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 #include "tessel/plan/view_rules.hpp"
 
 namespace tessel::plan {
-namespace {
 
 // A view's operand and result shardings, from the operand's natural sharding.
-ViewShardings view_of(Planner const& p, int i) {
+constexpr ViewShardings view_of(Planner const& p, int i) {
   GraphNode const& n = p.node(i);
   return view_shardings(n.view, p.node(n.children[0]).shape, n.shape, p.natural_of(n.children[0]));
 }
 
 class ViewRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override { return view_of(p, i).output; }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return view_of(p, i).output; }
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     ViewShardings v = view_of(p, i);
     p.assign(p.node(i).children[0], v.input);
     p.plan(i).after_collective = v.output;  // the view's own sharding, before any reshard
     Planner::settle(p.plan(i), v.output, req);
   }
-  void region(Scheduler& s, int i, Region& r) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override {
     if (s.at(i).reshard) return s.boundary(i, r);
     int c = s.node(i).children[0];
     s.operand(c);
     r.reads.push_back(s.slot(c));
-    r.ops.push_back(std::format("{}(view)", s.node(i).op));
+    r.ops.push_back(TESSEL_TEXT("{}(view)", s.node(i).op));
   }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     int c = n.children[0];
     s.operand(c);
     auto const& own = *s.at(i).after_collective;
     if (n.view.kind == ViewKind::reshape) {
       s.add(StepKind::view, i, own.mesh().num_devices(),
-            std::format("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
+            TESSEL_TEXT("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
                         type_text(s.node(c)), to_string(s.at(c).out->spec()), type_text(n), to_string(own.spec())),
-            std::format("tessel::view[{}]", s.user_op(i)), {s.slot(c)});
+            TESSEL_TEXT("tessel::view[{}]", s.user_op(i)), {s.slot(c)});
     } else {
-      Region v{{std::format("{}(view)", n.op)}, {s.slot(c)}};
+      Region v{{TESSEL_TEXT("{}(view)", n.op)}, {s.slot(c)}};
       s.kernel_step(i, v, n.op, "view_copy");
     }
     s.result_reshard(i);
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(view, ViewRules)
+inline constexpr ViewRules view_rules{};
 
 }  // namespace tessel::plan

@@ -1,3 +1,4 @@
+#pragma once
 // Explicit collectives inside shard_map (expr/manual_collective.hpp): the operand is a per-device
 // value (replicated on the mesh, its replicas differing), and so is the result. Each runs as one
 // collective step over the groups of its named axes, exactly as written: nothing is chosen here.
@@ -5,12 +6,11 @@
 #include <format>
 
 #include "tessel/core/error.hpp"
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
-Collective collective_of(ManualKind kind) {
+constexpr Collective collective_of(ManualKind kind) {
   switch (kind) {
     case ManualKind::psum:
     case ManualKind::pmax:
@@ -23,16 +23,16 @@ Collective collective_of(ManualKind kind) {
   return Collective::all_reduce;
 }
 
-ReduceOp combine_of(ManualKind kind) {
+constexpr ReduceOp combine_of(ManualKind kind) {
   return kind == ManualKind::pmax ? ReduceOp::max : kind == ManualKind::pmin ? ReduceOp::min : ReduceOp::sum;
 }
 
 class ManualCollectiveRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.natural_of(p.node(i).children[0]);
   }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     int c = n.children[0];
     NamedSharding own = p.natural_of(c);
@@ -51,8 +51,8 @@ class ManualCollectiveRules final : public OpRules {
     plan.after_collective = own;
     Planner::settle(plan, own, req);
   }
-  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     int c = n.children[0];
     s.operand(c);
@@ -72,11 +72,11 @@ class ManualCollectiveRules final : public OpRules {
     }
     double bytes = kind == Collective::all_gather ? out_bytes : in_bytes;
     Step& st = s.add(kind, i, mesh.num_devices(),
-                     std::format("{:<9} over mesh axes {} (groups of {}), written in shard_map: {} -> {}: {:.0f} bytes "
+                     TESSEL_TEXT("{:<9} over mesh axes {} (groups of {}), written in shard_map: {} -> {}: {:.0f} bytes "
                                  "per device, est {:.1f} us",
                                  n.op, axes_text(mesh, m.mesh_axes), m.group, type_text(s.node(c)), type_text(n), bytes,
                                  us),
-                     std::format("tessel::{}({})[{}]", n.op, axes_label(mesh, m.mesh_axes), s.user_op(i)), {s.slot(c)});
+                     TESSEL_TEXT("tessel::{}({})[{}]", n.op, axes_label(mesh, m.mesh_axes), s.user_op(i)), {s.slot(c)});
     st.bytes = bytes;
     st.estimate_us = us;
     st.to = own;
@@ -86,8 +86,7 @@ class ManualCollectiveRules final : public OpRules {
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(manual_collective, ManualCollectiveRules)
+inline constexpr ManualCollectiveRules manual_collective_rules{};
 
 }  // namespace tessel::plan

@@ -1,16 +1,16 @@
+#pragma once
 // Elementwise ops: operands broadcast into the result and agree on one tiling, the cheapest to
 // reach; a chain of them is one fused region, which row-fusable reductions join.
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 class ElementwiseRules final : public OpRules {
  public:
   // Each operand's tiling seen from the result, and their merge across broadcast dimensions
   // (Planner::merged_tiling); the cheapest for all operands wins, the merge on a tie (it splits
   // the work finest, and it is what GSPMD gives).
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     Shape const& shape = p.node(i).shape;
     auto best = p.cheapest_tiling(i, [&](int c, NamedSharding const& s) { return project(s, p.node(c).shape, shape); });
     if (!best) return best;
@@ -18,7 +18,7 @@ class ElementwiseRules final : public OpRules {
     if (merged && !(*merged == *best) && p.operands_cost(i, *merged) <= p.operands_cost(i, *best)) return merged;
     return best;
   }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     NodePlan& plan = p.plan(i);
     plan.out = req ? *req : p.natural_of(i);
@@ -40,15 +40,14 @@ class ElementwiseRules final : public OpRules {
       }
     }
   }
-  void region(Scheduler& s, int i, Region& r) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override {
     for (int c : s.node(i).children) s.region(c, r);
     r.ops.emplace_back(s.node(i).op);
   }
-  void materialize(Scheduler& s, int i) const override { s.fused_kernel(i, "elementwise"); }
+  constexpr void materialize(Scheduler& s, int i) const override { s.fused_kernel(i, "elementwise"); }
 };
 
-}  // namespace
 
-TESSEL_RULES(elementwise, ElementwiseRules)
+inline constexpr ElementwiseRules elementwise_rules{};
 
 }  // namespace tessel::plan

@@ -1,12 +1,12 @@
+#pragma once
 // dot_general: GSPMD's factor rules, priced by the cost model; each device multiplies its blocks
 // with a BLAS GEMM, and sharded contracting dimensions leave partial sums for a collective.
 #include <algorithm>
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 // dot_general, GSPMD's factor rules: every dimension is a batch, lhs-free, rhs-free or
 // contracting factor, and each factor takes mesh axes from one operand. Sharded contracting
@@ -22,7 +22,7 @@ struct DotChoice {
   double cost;
 };
 
-DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
+constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
   GraphNode const& n = p.node(i);
   GraphNode const& L = p.node(n.children[0]);
   GraphNode const& R = p.node(n.children[1]);
@@ -130,10 +130,10 @@ DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const
 
 class DotRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return choose_dot(p, i, std::nullopt).after;
   }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     DotChoice d = choose_dot(p, i, req);
     for (int c : n.children) p.made_apart[static_cast<std::size_t>(c)] = 1;  // the GEMM reads tensors
@@ -141,26 +141,25 @@ class DotRules final : public OpRules {
     p.assign(n.children[1], d.rhs);
     Planner::complete_partial(p.plan(i), d.partial, d.contract_axes, req, n.shape.size());
   }
-  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     for (int c : n.children) s.operand(c);
     auto const& sh = *s.at(i).partial;
     Shape local = sh.shard_shape(n.shape);
     std::string blocks;
-    for (std::size_t d = 0; d < local.size(); ++d) blocks += std::format("{}{}", d ? "x" : "", local[d]);
+    for (std::size_t d = 0; d < local.size(); ++d) blocks += TESSEL_TEXT("{}{}", d ? "x" : "", local[d]);
     s.add(StepKind::kernel, i, sh.mesh().num_devices(),
-          std::format("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
+          TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
                       type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
                       blocks),
-          std::format("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
+          TESSEL_TEXT("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "dot_general contracting sharded dimensions");
     s.result_reshard(i);
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(dot, DotRules)
+inline constexpr DotRules dot_rules{};
 
 }  // namespace tessel::plan

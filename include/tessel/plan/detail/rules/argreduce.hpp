@@ -1,19 +1,19 @@
+#pragma once
 // argmax / argmin: per-device results keep the input's tiling of the kept dimensions, like a
 // reduction's; over a split axis each device's best (value, index) is completed by an all-reduce of
 // the values and then an all-reduce (min) of the indices of the devices holding the winner.
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 class ArgReduceRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
   }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     int c = p.node(i).children[0];
     p.assign(c, p.natural[static_cast<std::size_t>(c)]);
     auto [partial, axes] = p.reduced_tiling(i, *p.plan(c).out);
@@ -24,8 +24,8 @@ class ArgReduceRules final : public OpRules {
     plan.after_collective = partial;
     Planner::settle(plan, partial, req);
   }
-  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     int c = n.children[0];
     s.operand(c);
@@ -33,9 +33,9 @@ class ArgReduceRules final : public OpRules {
     auto const& partial = *p.partial;
     Mesh const& mesh = partial.mesh();
     s.add(StepKind::kernel, i, mesh.num_devices(),
-          std::format("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
+          TESSEL_TEXT("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
                       type_text(n), to_string(partial.spec()), mesh.num_devices()),
-          std::format("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)});
+          TESSEL_TEXT("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)});
     if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
@@ -43,10 +43,10 @@ class ArgReduceRules final : public OpRules {
       double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +
                   s.model.all_reduce_us(count * 4, group);
       Step& st = s.add(Collective::all_reduce, i, mesh.num_devices(),
-                       std::format("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
+                       TESSEL_TEXT("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
                                    "the best: {:.0f} bytes per device, est {:.1f} us",
                                    n.op, axes_text(mesh, p.collective_axes), group, bytes, us),
-                       std::format("tessel::all_reduce({})[{}]", axes_label(mesh, p.collective_axes), s.user_op(i)),
+                       TESSEL_TEXT("tessel::all_reduce({})[{}]", axes_label(mesh, p.collective_axes), s.user_op(i)),
                        {i});
       st.bytes = bytes;
       st.estimate_us = us;
@@ -59,8 +59,7 @@ class ArgReduceRules final : public OpRules {
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(argreduce, ArgReduceRules)
+inline constexpr ArgReduceRules argreduce_rules{};
 
 }  // namespace tessel::plan

@@ -1,3 +1,4 @@
+#pragma once
 // Sharding propagation (GSPMD-style): natural shardings forward from the leaves, then each node's
 // plan from the requested output down, each node by its family's rules (src/plan/rules/). The
 // rules follow GSPMD: elementwise operands agree on one tiling (the cheapest to reach, by the cost
@@ -9,13 +10,13 @@
 
 #include "tessel/core/error.hpp"
 
-#include "planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
 
 // The tiling of `s` (for a value of shape `from`) seen from an operand of shape `to` broadcast
 // into it (dimensions aligned from the right; broadcast dimensions are not split).
-NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to) {
+constexpr NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to) {
   FixedVector<AxisList, max_rank> dims;
   for (std::size_t j = 0; j < to.size(); ++j) {
     std::ptrdiff_t d = static_cast<std::ptrdiff_t>(j) + static_cast<std::ptrdiff_t>(from.size()) -
@@ -26,7 +27,7 @@ NamedSharding project(NamedSharding const& s, Shape const& from, Shape const& to
   return sharding_from_axes(s.mesh(), dims);
 }
 
-std::optional<NamedSharding> Planner::merged_tiling(int i) const {
+constexpr std::optional<NamedSharding> Planner::merged_tiling(int i) const {
   GraphNode const& n = node(i);
   std::optional<Mesh> mesh;
   for (int c : n.children)
@@ -56,30 +57,38 @@ std::optional<NamedSharding> Planner::merged_tiling(int i) const {
   return sharding_from_axes(*mesh, dims);
 }
 
-NamedSharding Planner::unplaced() { return tessel::detail::single_device_sharding(); }
+constexpr NamedSharding Planner::unplaced() { return tessel::detail::device_zero_sharding(); }
 
-void Planner::forward() {
-  for (std::size_t i = 0; i < g.size(); ++i) natural[i] = rules_for(g[i].kind).natural(*this, static_cast<int>(i));
+constexpr void Planner::forward() {
+  // A node's natural sharding follows from its attributes and its operands' alone, so a node of an
+  // earlier node's value class (the same value: a tree repeats a shared subexpression at each use)
+  // has that node's.
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    auto const c = value_class.empty() ? i : static_cast<std::size_t>(value_class[i]);
+    natural[i] = c < i ? natural[c] : rules_for(g[i].kind).natural(*this, static_cast<int>(i));
+  }
 }
 
-bool Planner::reusable(int i) const {
+constexpr bool Planner::reusable(int i) const {
   NodeKind k = node(i).kind;
   if (k == NodeKind::elementwise) return !made_apart.empty() && made_apart[static_cast<std::size_t>(i)];
   return k == NodeKind::dot || k == NodeKind::reduce || k == NodeKind::concatenate || k == NodeKind::constraint;
 }
 
-double Planner::subtree_us(int i) {
+constexpr double Planner::subtree_us(int i) {
   if (!scratch) scratch.emplace(Plan{g, {}, {}, {}});
-  scratch->nodes = plans;
+  // The plans are lent to the scratch plan, not copied (a copy of every node's plan per priced
+  // subtree made static_jit's compile time grow with the square of the graph): the scheduler
+  // only reads them, and moving a vector keeps its elements where they are.
+  std::swap(scratch->nodes, plans);
   scratch->steps.clear();
   assign_slots(*scratch);
   Scheduler s{*scratch, model};
-  // Post-order: i's subtree is the index range ending at i that starts at its leftmost leaf.
-  int first = i;
-  while (!node(first).children.empty()) first = node(first).children.front();
+  int first = first_of(i);
   s.made.assign(g.size(), 1);
   std::fill(s.made.begin() + first, s.made.begin() + i + 1, 0);
   s.materialize(i);
+  std::swap(scratch->nodes, plans);
   double us = 0;
   for (auto const& step : scratch->steps) us += step.estimate_us;
   return us;
@@ -91,7 +100,7 @@ double Planner::subtree_us(int i) {
 // resharded to this request, or computes it again in the requested sharding, whichever the cost
 // model prices lower (ties to reusing: it saves the kernels). An earlier value already in the
 // requested sharding is taken as it is.
-void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
+constexpr void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
   OpRules const& rules = rules_for(node(i).kind);
   if (value_class.empty() || !reusable(i)) return rules.assign(*this, i, requested);
   GraphNode const& n = node(i);
@@ -129,18 +138,24 @@ void Planner::assign(int i, std::optional<NamedSharding> const& requested) {
     plan(i) = r;
   };
   if (best_us == 0) return reuse();
-  std::vector<NodePlan> saved_plans = plans;
-  std::vector<std::optional<RowRegion>> saved_rows = row_region;
+  // Assigning i touches only its subtree (post-order: the index range [first, i]) and, where a
+  // node inside reuses one outside, that node's keeps_own: saved so, not whole.
+  auto const first = static_cast<std::size_t>(first_of(i)), end = static_cast<std::size_t>(i) + 1;
+  std::vector<NodePlan> saved_plans(plans.begin() + first, plans.begin() + end);
+  std::vector<std::optional<RowRegion>> saved_rows(row_region.begin() + first, row_region.begin() + end);
+  std::vector<char> saved_keeps(plans.size());
+  for (std::size_t k = 0; k < plans.size(); ++k) saved_keeps[k] = plans[k].keeps_own;
   rules.assign(*this, i, requested);
   if (best_us <= subtree_us(i)) {
     // Restored element by element: the rules up the stack hold references into both vectors.
-    std::copy(saved_plans.begin(), saved_plans.end(), plans.begin());
-    std::copy(saved_rows.begin(), saved_rows.end(), row_region.begin());
+    std::copy(saved_plans.begin(), saved_plans.end(), plans.begin() + first);
+    std::copy(saved_rows.begin(), saved_rows.end(), row_region.begin() + first);
+    for (std::size_t k = 0; k < plans.size(); ++k) plans[k].keeps_own = saved_keeps[k];
     reuse();
   }
 }
 
-std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding const& input) const {
+constexpr std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding const& input) const {
   GraphNode const& n = node(i);
   FixedVector<AxisList, max_rank> dims;
   AxisList partial;
@@ -157,7 +172,7 @@ std::pair<NamedSharding, AxisList> Planner::reduced_tiling(int i, NamedSharding 
   return {sharding_from_axes(input.mesh(), dims), partial};
 }
 
-NamedSharding Planner::refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const {
+constexpr NamedSharding Planner::refine_kept(int i, NamedSharding const& input, NamedSharding const& req) const {
   GraphNode const& n = node(i);
   if (!(input.mesh() == req.mesh())) return input;
   MeshAxes const& mesh = input.mesh().axes();
@@ -189,7 +204,7 @@ NamedSharding Planner::refine_kept(int i, NamedSharding const& input, NamedShard
   return changed ? sharding_from_axes(input.mesh(), dims) : input;
 }
 
-double Planner::reshard_cost(int child, NamedSharding const& target) const {
+constexpr double Planner::reshard_cost(int child, NamedSharding const& target) const {
   auto const& have = natural[static_cast<std::size_t>(child)];
   if (!have) return 0;  // scalars
   GraphNode const& c = g[static_cast<std::size_t>(child)];
@@ -198,7 +213,7 @@ double Planner::reshard_cost(int child, NamedSharding const& target) const {
   return model.reshard_us(decompose(c.shape, c.dtype_bytes, *have, target));
 }
 
-bool Planner::row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const {
+constexpr bool Planner::row_fusable(int r, NamedSharding const& consumer, Shape const& consumer_shape) const {
   GraphNode const& n = g[static_cast<std::size_t>(r)];
   if (n.kind != NodeKind::reduce || !n.keepdims || consumer_shape.empty()) return false;
   Shape const& in = g[static_cast<std::size_t>(n.children[0])].shape;
@@ -206,7 +221,7 @@ bool Planner::row_fusable(int r, NamedSharding const& consumer, Shape const& con
          consumer.layout().dim_axes(in.size() - 1).empty();
 }
 
-bool Planner::per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const {
+constexpr bool Planner::per_row_value(int c, NamedSharding const& sharding, Shape const& shape) const {
   GraphNode const& n = g[static_cast<std::size_t>(c)];
   if (n.kind != NodeKind::elementwise || shape.empty() || n.shape.size() != shape.size() || shape.back() == 1)
     return false;
@@ -214,7 +229,7 @@ bool Planner::per_row_value(int c, NamedSharding const& sharding, Shape const& s
   return n.shape.back() == 1 && std::equal(shape.begin(), shape.end() - 1, n.shape.begin());
 }
 
-bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
+constexpr bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes, NamedSharding const& want,
                               std::size_t rank) {
   if (!(partial.mesh() == want.mesh())) return false;
   AxisList added;
@@ -229,7 +244,7 @@ bool Planner::scatter_reaches(NamedSharding const& partial, AxisList const& axes
                      [&](auto a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
 }
 
-void Planner::complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
+constexpr void Planner::complete_partial(NodePlan& p, NamedSharding const& partial, AxisList const& axes,
                                std::optional<NamedSharding> const& req, std::size_t rank) {
   p.partial = partial;
   p.collective_axes = axes;
@@ -246,9 +261,8 @@ void Planner::complete_partial(NodePlan& p, NamedSharding const& partial, AxisLi
   p.reshard = !(*p.out == *p.after_collective);
 }
 
-namespace {
 
-Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+constexpr Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
   Plan plan{std::move(graph), {}, {}, {}};
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
@@ -263,24 +277,22 @@ Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostM
   return plan;
 }
 
-double estimate_us(Plan const& plan) {
+constexpr double total_estimate_us(Plan const& plan) {
   double us = 0;
   for (auto const& s : plan.steps) us += s.estimate_us;
   return us;
 }
 
-}  // namespace
 
 // A requested output is met one of two ways, whichever the cost model prices lower (ties to the
 // first): the request pushed down the graph (every node computes in the layout the request
 // implies), or the graph computed in its natural shardings and the result resharded once at the
 // end (what XLA's partitioner does when the request does not suit the computation: a softmax
 // over rows split by the request's axes would need collectives for every row statistic).
-namespace {
 // Inside shard_map's body (a graph holding per-device values, or an explicit collective) every
 // tensor must be per-device blocks or equal on every device: a sharded tensor from outside the body
 // would be resharded against blocks that are not slices of one global value.
-void check_manual(Graph const& g, std::optional<NamedSharding> const& requested) {
+constexpr void check_manual(Graph const& g, std::optional<NamedSharding> const& requested) {
   bool manual = false;
   for (auto const& n : g) manual = manual || n.varying != 0 || n.kind == NodeKind::manual_collective;
   if (!manual) return;
@@ -298,20 +310,24 @@ void check_manual(Graph const& g, std::optional<NamedSharding> const& requested)
                             "be given the sharding {}; return it from the body and give its layout in out_specs",
                             varying_text(requested->mesh().axes(), g.back().varying), to_string(*requested)));
 }
-}  // namespace
 
-Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+// The natural plan's result resharded to the request, as steps at its end (its root's plan keeps
+// the natural sharding: a plan whose root's out differs from the request ends so).
+constexpr void reshard_result(Plan& plan, NamedSharding const& requested, CostModel const& model) {
+  int root = static_cast<int>(plan.graph.size()) - 1;
+  Scheduler{plan, model}.reshard_steps(root, plan.slot.back(), *plan.nodes.back().out, requested, "result");
+  plan.slot.back() = root;  // the reshard's steps write the root's own slot
+}
+
+constexpr Plan plan_program(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
   check_manual(graph, requested);
   if (!graph.empty() && requested) requested->check_shape(graph.back().shape);
   if (graph.empty() || !requested) return plan_with(std::move(graph), requested, model);
   Plan pushed = plan_with(graph, requested, model);
   Plan natural = plan_with(std::move(graph), std::nullopt, model);
-  int root = static_cast<int>(natural.graph.size()) - 1;
-  auto const& own = *natural.nodes.back().out;
-  if (own == *requested) return pushed;
-  Scheduler{natural, model}.reshard_steps(root, natural.slot.back(), own, *requested, "result");
-  natural.slot.back() = root;  // the reshard's steps write the root's own slot
-  return estimate_us(natural) < estimate_us(pushed) ? std::move(natural) : std::move(pushed);
+  if (*natural.nodes.back().out == *requested) return pushed;
+  reshard_result(natural, *requested, model);
+  return total_estimate_us(natural) < total_estimate_us(pushed) ? std::move(natural) : std::move(pushed);
 }
 
 }  // namespace tessel::plan

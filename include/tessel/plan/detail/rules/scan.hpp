@@ -1,36 +1,36 @@
+#pragma once
 // Scans (cumsum): the result is sharded like the operand, which is made into a tensor first.
 // Each device scans its block; a sharded axis adds a carry step down the axis (an exclusive scan
 // of the blocks' totals, MPI_Exscan's pattern), never a gather of the whole tensor.
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 class ScanRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.natural_of(p.node(i).children[0]);
   }
   // The operand is made with the sharding the result should have.
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     NamedSharding out = req ? *req : p.natural_of(i);
     p.assign(p.node(i).children[0], out);
     p.plan(i).out = out;
     p.plan(i).after_collective = out;
   }
-  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     int c = n.children[0];
     s.operand(c);
     NamedSharding const& out = *s.at(i).out;
     Mesh const& mesh = out.mesh();
     s.add(StepKind::kernel, i, mesh.num_devices(),
-          std::format("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
+          TESSEL_TEXT("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
                       type_text(n), to_string(out.spec()), mesh.num_devices()),
-          std::format("tessel::scan[{}]", s.user_op(i)), {s.slot(c)});
+          TESSEL_TEXT("tessel::scan[{}]", s.user_op(i)), {s.slot(c)});
     auto axes = effective_axes(mesh.axes(), out.layout().dim_axes(n.axis));
     if (axes.empty()) return;
     int group = group_size(mesh.axes(), axes);
@@ -41,10 +41,10 @@ class ScanRules final : public OpRules {
     double bytes = static_cast<double>(slice.num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
     double us = (group - 1) * s.model.collective_permute_us(bytes);
     Step& carry = s.add(StepKind::scan_carry, i, mesh.num_devices(),
-                        std::format("scan-carry {} over mesh axes {} (groups of {}): each block adds the last values of "
+                        TESSEL_TEXT("scan-carry {} over mesh axes {} (groups of {}): each block adds the last values of "
                                     "the block before it along axis {}: {:.0f} bytes per device, est {:.1f} us (from {})",
                                     name(n.combine), axes_text(mesh, axes), group, n.axis, bytes, us, n.op),
-                        std::format("tessel::scan_carry({})[{}]", axes_label(mesh, axes), s.user_op(i)),
+                        TESSEL_TEXT("tessel::scan_carry({})[{}]", axes_label(mesh, axes), s.user_op(i)),
                         {i});
     carry.bytes = bytes;
     carry.estimate_us = us;
@@ -54,8 +54,7 @@ class ScanRules final : public OpRules {
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(scan, ScanRules)
+inline constexpr ScanRules scan_rules{};
 
 }  // namespace tessel::plan

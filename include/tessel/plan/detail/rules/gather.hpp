@@ -1,3 +1,4 @@
+#pragma once
 // take (a gather along one axis of a table): the result's dimensions take the indices' tiling and
 // the table's tiling of its other dimensions; a table split along the taken axis leaves partial
 // results (each device holds some of the rows) that an all-reduce sums: Megatron's vocab-parallel
@@ -6,17 +7,16 @@
 #include <algorithm>
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 struct GatherChoice {
   NamedSharding table, indices, partial;
   AxisList table_axes;  // the mesh axes splitting the taken axis: the all-reduce's
 };
 
-GatherChoice choose(Planner const& p, int i) {
+constexpr GatherChoice choose_gather(Planner const& p, int i) {
   GraphNode const& n = p.node(i);
   GraphNode const& T = p.node(n.children[0]);
   GraphNode const& I = p.node(n.children[1]);
@@ -44,31 +44,30 @@ GatherChoice choose(Planner const& p, int i) {
 
 class GatherRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose(p, i).partial; }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose_gather(p, i).partial; }
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
-    GatherChoice c = choose(p, i);
+    GatherChoice c = choose_gather(p, i);
     p.assign(n.children[0], c.table);
     p.assign(n.children[1], c.indices);
     Planner::complete_partial(p.plan(i), c.partial, c.table_axes, req, n.shape.size());
   }
-  void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     for (int c : n.children) s.operand(c);
     auto const& partial = *s.at(i).partial;
     s.add(StepKind::kernel, i, partial.mesh().num_devices(),
-          std::format("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
+          TESSEL_TEXT("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
                       "block holds",
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          std::format("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
+          TESSEL_TEXT("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
     s.result_reshard(i);
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(gather, GatherRules)
+inline constexpr GatherRules gather_rules{};
 
 }  // namespace tessel::plan

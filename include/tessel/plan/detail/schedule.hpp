@@ -1,40 +1,33 @@
+#pragma once
 // The instruction list: the planned graph walked from the root, boundaries made before the
 // regions that read them, each kernel, collective, reshard and view as one Step that says what it
 // reads, what it makes and what explain prints for it. The executor runs exactly this list. What
 // each op contributes comes from its rules (src/plan/rules/); this file knows steps, not ops.
 #include <format>
 
-#include "planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
 
-namespace {
 
-std::string joined(std::vector<std::string> const& parts, char const* sep) {
+inline std::string joined(std::vector<std::string> const& parts, char const* sep) {
   std::string s;
   for (std::size_t k = 0; k < parts.size(); ++k) s += (k ? sep : "") + parts[k];
   return s;
 }
 
-char const* label_kind(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
+inline char const* label_kind(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
 
-}  // namespace
 
-std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
-  std::string s;
-  for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}{}", k ? "," : "", mesh.axes().name(axes[k]).view());
-  return s;
-}
+inline std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
 
-std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
-
-Step& Scheduler::add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
+constexpr Step& Scheduler::add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
   Step& s = add(StepKind::collective, i, devices, std::move(text), std::move(label), std::move(operands));
   s.collective = c;
   return s;
 }
 
-Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
+constexpr Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
   Step s{};
   s.kind = kind;
   s.node = i;
@@ -46,16 +39,16 @@ Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::s
   return plan.steps.back();
 }
 
-void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
+constexpr void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
                               int write) {
   GraphNode const& n = node(i);
-  std::string cause = std::format("{} {}", why, user_op(i));
+  std::string cause = TESSEL_TEXT("{} {}", why, user_op(i));
   auto parts = decompose(n.shape, n.dtype_bytes, from, to);
   if (parts.empty()) {  // every device keeps its block; only the mesh's description changes
     Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
-                  std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
+                  TESSEL_TEXT("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
                               why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
-                  std::format("tessel::reshard[{}]", cause), {read});
+                  TESSEL_TEXT("tessel::reshard[{}]", cause), {read});
     s.to = to;
     s.result = write;
     s.starts_reshard = true;
@@ -64,19 +57,19 @@ void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedS
   bool first = true;
   for (auto const& part : parts) {
     double us = model.reshard_us(part);
-    std::string change = std::format("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
+    std::string change = TESSEL_TEXT("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
                                      to_string(part.to.spec()));
-    std::string label = std::format("tessel::{}({})[{}]", label_kind(part),
+    std::string label = TESSEL_TEXT("tessel::{}({})[{}]", label_kind(part),
                                     part.axes.empty() ? "all" : axes_label(part.to.mesh(), part.axes), cause);
     std::string text;
     if (!part.collective) {
       double crossing = !part.copy
                             ? 0.0
                             : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
-      text = std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
+      text = TESSEL_TEXT("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
                          crossing, us, n.op);
     } else {
-      text = std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
+      text = TESSEL_TEXT("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
                          part.group, change, part.bytes, us, n.op);
     }
     std::vector<int> reads{first ? read : write >= 0 ? write : i};
@@ -92,9 +85,9 @@ void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedS
   }
 }
 
-void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).region(*this, i, r); }
+constexpr void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).region(*this, i, r); }
 
-void Scheduler::materialize(int i) {
+constexpr void Scheduler::materialize(int i) {
   NodePlan const& p = at(i);
   if (p.same_as >= 0) return;  // an earlier step made this value
   if (made.empty()) made.resize(plan.graph.size());
@@ -111,23 +104,23 @@ void Scheduler::materialize(int i) {
   rules_for(node(i).kind).materialize(*this, i);
 }
 
-void Scheduler::operand(int c) {
+constexpr void Scheduler::operand(int c) {
   Region ignored;
   if (node(c).kind == NodeKind::tensor) region(c, ignored);
   else materialize(c);
 }
 
-void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* label_kind) {
+constexpr void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* label_kind) {
   NodePlan const& p = at(i);
   auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
   auto count = r.ops.size();
   add(StepKind::kernel, i, s.mesh().num_devices(),
-      std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
+      TESSEL_TEXT("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
                   to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s", joined(r.ops, ", ")),
-      std::format("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
+      TESSEL_TEXT("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
 }
 
-void Scheduler::collective_steps(int i, std::string const& cause) {
+constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
   GraphNode const& n = node(i);
   NodePlan const& p = at(i);
   if (!p.collective) return;
@@ -137,19 +130,19 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
   int group = group_size(p.partial->mesh().axes(), p.collective_axes);
   Mesh const& mesh = p.partial->mesh();
   bool all_reduce = p.collective == Collective::all_reduce;
-  CostModel const priced = model.over(mesh, p.collective_axes);  // MPI's entries when a group spans processes
+  CostModel const priced = std::is_constant_evaluated() ? model : model.over(mesh, p.collective_axes);  // MPI's entries when a group spans processes
   double us = all_reduce ? priced.all_reduce_us(bytes, group) : priced.reduce_scatter_us(bytes, group);
   std::string text =
       all_reduce
-          ? std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "
+          ? TESSEL_TEXT("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "
                         "(from {})",
                         name(op), axes_text(mesh, p.collective_axes), group, bytes, us, cause)
-          : std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est "
+          : TESSEL_TEXT("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est "
                         "{:.1f} us (from {})",
                         name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
                         cause);
   Step& s = add(*p.collective, i, mesh.num_devices(), std::move(text),
-                std::format("tessel::{}({})[{}]", id(*p.collective),
+                TESSEL_TEXT("tessel::{}({})[{}]", id(*p.collective),
                             axes_label(mesh, p.collective_axes), user_op(i)),
                 {i});
   s.bytes = bytes;
@@ -165,7 +158,7 @@ void Scheduler::collective_steps(int i, std::string const& cause) {
   }
 }
 
-void assign_slots(Plan& plan) {
+constexpr void assign_slots(Plan& plan) {
   Graph const& g = plan.graph;
   plan.slot.assign(g.size(), -1);
   plan.slots = g.size();
@@ -187,7 +180,7 @@ void assign_slots(Plan& plan) {
   for (std::size_t i = 0; i < g.size(); ++i) resolve(resolve, i);
 }
 
-void schedule(Plan& plan, CostModel const& model) {
+constexpr void schedule(Plan& plan, CostModel const& model) {
   assign_slots(plan);
   if (!plan.graph.empty()) Scheduler{plan, model}.materialize(static_cast<int>(plan.graph.size()) - 1);
 }

@@ -1,19 +1,19 @@
+#pragma once
 // Reductions (sum, mean, max, min, prod): per-device results keep the input's tiling of the kept
 // dimensions; mesh axes that split reduced dimensions are left partial, for an all-reduce or a
 // reduce-scatter. Over the last axis with keepdims, a reduction fuses into its consumer's rows.
 #include <format>
 
-#include "../planner.hpp"
+#include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-namespace {
 
 class ReduceRules final : public OpRules {
  public:
-  std::optional<NamedSharding> natural(Planner const& p, int i) const override {
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
   }
-  void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
+  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     int c = n.children[0];
     auto input = p.natural[static_cast<std::size_t>(c)];
@@ -22,17 +22,17 @@ class ReduceRules final : public OpRules {
     auto [partial, axes] = p.reduced_tiling(i, *p.plan(c).out);
     Planner::complete_partial(p.plan(i), partial, axes, req, n.shape.size());
   }
-  void region(Scheduler& s, int i, Region& r) const override {
+  constexpr void region(Scheduler& s, int i, Region& r) const override {
     if (!s.at(i).row_fused) return s.boundary(i, r);
     s.region(s.node(i).children[0], r);
-    r.ops.push_back(std::format("{}(row)", s.node(i).op));
+    r.ops.push_back(TESSEL_TEXT("{}(row)", s.node(i).op));
   }
-  void materialize(Scheduler& s, int i) const override {
+  constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     Region r;
     s.region(n.children[0], r);
     r.ops.emplace_back(n.op);
-    std::string what = std::format("{} over axes {}", n.op, axes_list(n));
+    std::string what = TESSEL_TEXT("{} over axes {}", n.op, axes_list(n));
     s.kernel_step(i, r, "reduce " + what, "reduce");
     s.collective_steps(i, what);
     s.result_reshard(i);
@@ -46,8 +46,7 @@ class ReduceRules final : public OpRules {
   }
 };
 
-}  // namespace
 
-TESSEL_RULES(reduce, ReduceRules)
+inline constexpr ReduceRules reduce_rules{};
 
 }  // namespace tessel::plan

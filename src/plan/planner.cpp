@@ -1,0 +1,11 @@
+// The planner compiled once for the plans made at run time (plan/detail/make_plan.hpp holds it,
+// constexpr, so static_jit runs the same code in the compiler).
+#include "tessel/plan/detail/make_plan.hpp"
+
+namespace tessel::plan {
+
+Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+  return plan_program(std::move(graph), requested, model);
+}
+
+}  // namespace tessel::plan

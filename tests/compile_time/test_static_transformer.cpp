@@ -1,0 +1,27 @@
+// A transformer layer planned by the compiler (tests/compile_time/programs.hpp): its own file, as
+// it is the slowest plan to make (a tree of some 1200 nodes: the expression repeats the layer
+// norm under Q, K and V and the attention under both uses of the residual).
+#include <catch2/catch_test_macros.hpp>
+
+#include "compile_time/programs.hpp"
+#include "compile_time/static_checks.hpp"
+
+using namespace tessel;
+using namespace tessel::test::programs;
+using plan::Collective;
+
+// Attention's heads and the MLP over mp: the output projection and the MLP's second GEMM each end
+// in an all-reduce over mp (their repeated uses reuse the values), nothing is gathered, and the
+// result keeps the input's rows over dp.
+template <class M>
+constexpr bool transformer_ok() {
+  constexpr auto p = static_plan<Transformer<M>>(transformer);
+  return p.count(Collective::all_gather) == 0 && !p.gathers_an_argument() && p.collectives() == p.count(Collective::all_reduce, "mp") &&
+         p.out_is(P(M::dp));
+}
+static_assert(transformer_ok<Mesh2D>() && transformer_ok<Mesh3D>());
+
+TEST_CASE("a transformer layer planned by the compiler runs as the run-time plan", "[compile_time]") {
+  SECTION("2-D") { test::check_static_program<Transformer<Mesh2D>>(transformer, make_mesh(Mesh2D::mesh)); }
+  SECTION("3-D") { test::check_static_program<Transformer<Mesh3D>>(transformer, make_mesh(Mesh3D::mesh)); }
+}
