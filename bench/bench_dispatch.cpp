@@ -5,44 +5,11 @@
 // (operator new calls, counted by this binary's replacement).
 #include <benchmark/benchmark.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <new>
 
+#include "../tests/support/allocation_counter.hpp"
 #include "tessel/runtime/static_jit.hpp"
 #include "tessel/tessel.hpp"
-
-namespace {
-std::atomic<long> allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  std::size_t al = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new(std::size_t n, std::align_val_t a, std::nothrow_t const&) noexcept {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  std::size_t al = static_cast<std::size_t>(a);
-  return std::aligned_alloc(al, (n + al - 1) / al * al);
-}
-void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, std::nothrow_t const&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -51,13 +18,13 @@ using namespace tessel;
 // us_per_call and allocs_per_call over the timed loop.
 template <class Call>
 void time_calls(benchmark::State& state, Call const& call) {
-  long a0 = allocations.load();
+  long a0 = test::allocations();
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) call();
   double s_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto n = static_cast<double>(state.iterations());
   state.counters["us_per_call"] = s_total / n * 1e6;
-  state.counters["allocs_per_call"] = static_cast<double>(allocations.load() - a0) / n;
+  state.counters["allocs_per_call"] = static_cast<double>(test::allocations() - a0) / n;
 }
 
 struct Tiny {

@@ -3,45 +3,10 @@
 // test has a binary of its own for that reason).
 #include <catch2/catch_test_macros.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "support/allocation_counter.hpp"
 #include "tessel/tessel.hpp"
 
-namespace {
-std::atomic<long> allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  ++allocations;
-  std::size_t al = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
-// The nothrow forms too (shard memory uses the aligned one): a replacement set must be complete,
-// or a sanitizer's own operator new meets this file's operator delete.
-void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
-  ++allocations;
-  return std::malloc(n ? n : 1);
-}
-void* operator new(std::size_t n, std::align_val_t a, std::nothrow_t const&) noexcept {
-  ++allocations;
-  std::size_t al = static_cast<std::size_t>(a);
-  return std::aligned_alloc(al, (n + al - 1) / al * al);
-}
-void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, std::nothrow_t const&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
+using tessel::test::allocations;
 using namespace tessel;
 
 TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[expr][allocation]") {
@@ -52,12 +17,12 @@ TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[ex
   (void)plan_of(tanh(a * x + 1.0f) * 2.0f - x / 3.0f);  // first look-up plans (allocates)
   (void)plan_of(softmax(x));
 
-  long before = allocations.load();
+  long before = allocations();
   auto chain = tanh(a * x + 1.0f) * 2.0f - x / 3.0f;
   auto sm = softmax(x);
   auto const& p1 = plan_of(chain);
   auto const& p2 = plan_of(sm);
-  long after = allocations.load();
+  long after = allocations();
   CHECK(after - before == 0);
   CHECK(p1.count(plan::StepKind::kernel) == 1);
   CHECK(p2.count(plan::StepKind::kernel) == 1);
@@ -68,14 +33,14 @@ TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[ex
     return concatenate(0, reshape(slice_in_dim(transpose(x), 0, 16, 0), {16, 64}), matmul(transpose(w), transpose(x)));
   };
   (void)plan_of(build_more());
-  long views_before = allocations.load();
+  long views_before = allocations();
   auto more = build_more();
   auto const& p3 = plan_of(more);
-  CHECK(allocations.load() - views_before == 0);
+  CHECK(allocations() - views_before == 0);
   CHECK(p3.count(plan::StepKind::kernel) >= 2);
 
   // The counter does see allocations (the test can fail): a plan miss allocates.
-  long miss_before = allocations.load();
+  long miss_before = allocations();
   (void)plan_of(exp(x) + a);
-  CHECK(allocations.load() > miss_before);
+  CHECK(allocations() > miss_before);
 }
