@@ -16,11 +16,11 @@ using namespace tessel::test::programs;
 #define WHICH(p) CAT(PROGRAM_, p)
 
 #if WHICH(PROGRAM) == PROGRAM_megatron
-constexpr auto plan = static_plan<Megatron<Mesh2D>>(megatron);
-static_assert(plan.count(Collective::all_reduce, "mp") == 1);
+constexpr auto made = static_plan<Megatron<Mesh2D>>(megatron);
+static_assert(made.count(Collective::all_reduce, "mp") == 1);
 #elif WHICH(PROGRAM) == PROGRAM_transformer
-constexpr auto plan = static_plan<Transformer<Mesh2D>>(transformer);
-static_assert(plan.count(Collective::all_gather) == 0);
+constexpr auto made = static_plan<Transformer<Mesh2D>>(transformer);
+static_assert(made.count(Collective::all_gather) == 0);
 #elif WHICH(PROGRAM) == PROGRAM_chain
 template <int N>
 constexpr auto chain(auto const& x) {
@@ -31,6 +31,6 @@ struct Chain {
   static constexpr MeshAxes mesh{{2, 4}, {"dp", "mp"}};
   static constexpr std::tuple args{Arg<float>{{16, 64}, P("dp", "mp")}};
 };
-constexpr auto plan = static_plan<Chain>([](auto const& x) { return chain<CHAIN_OPS - 1>(x); });
-static_assert(plan.kernels() == 1);
+constexpr auto made = static_plan<Chain>([](auto const& x) { return chain<CHAIN_OPS - 1>(x); });
+static_assert(made.kernels() == 1);
 #endif

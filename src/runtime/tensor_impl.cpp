@@ -79,6 +79,7 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   std::size_t bytes = t->shard_bytes();
   Mesh const& mesh = sharding.mesh();
+  t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
   for (auto [position, id] : ranges::views::enumerate(mesh.device_ids())) {
     int const flat = static_cast<int>(position);
     if (!is_local_device(id)) {

@@ -4,6 +4,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "support/allocation_counter.hpp"
+#include "tessel/runtime/static_jit.hpp"
 #include "tessel/tessel.hpp"
 
 using tessel::test::allocations;
@@ -43,4 +44,39 @@ TEST_CASE("building expressions and cached plan look-ups allocate nothing", "[ex
   long miss_before = allocations();
   (void)plan_of(exp(x) + a);
   CHECK(allocations() > miss_before);
+}
+
+namespace {
+struct Tiny {
+  static constexpr MeshAxes mesh{{8}, {"x"}};
+  static constexpr std::tuple args{Arg<float>{{64, 32}, P("x")}};
+};
+constexpr auto scale = [](auto const& v) { return tanh(v * 2.0f) + 1.0f; };
+}  // namespace
+
+TEST_CASE("a statically planned call allocates only what its instructions make", "[expr][allocation]") {
+  auto x = random::normal(PRNGKey(0), {64, 32}, NamedSharding(make_mesh(Tiny::mesh), P("x")));
+  auto step = static_jit<Tiny>(scale);
+  (void)step(x);  // binds the plan to the devices (allocates)
+  plan::Plan const& bound = *step.bound_plan();
+  // The instructions alone, run on slots made beforehand: what the result and its kernels need.
+  long run_only = 0;
+  {
+    detail::RunState state(std::max(bound.slots, bound.graph.size()));
+    detail::bind_inputs(scale(x), 0, state);
+    long before = allocations();
+    auto result = detail::execute(bound, state);
+    run_only = allocations() - before;
+  }
+  long before = allocations();
+  auto y = step(x);
+  long call = allocations() - before;
+  CHECK(call == run_only);  // no look-up, no slots: the call itself allocates nothing
+  CHECK(call > 0);          // and the counter sees the result's memory (the test can fail)
+  // A cached jit call allocates more: its run's value slots.
+  auto f = jit(scale);
+  (void)f(x);
+  long jit_before = allocations();
+  auto z = f(x);
+  CHECK(allocations() - jit_before > call);
 }

@@ -78,10 +78,10 @@ class StaticJit {
  private:
   template <std::size_t I, class T>
   static void check_argument(Tensor<T> const& t, Mesh const*& mesh) {
-    constexpr auto arg = std::get<I>(Program::args);
+    static constexpr auto const& arg = std::get<I>(Program::args);
+    static constexpr ShardLayout layout(Program::mesh, arg.spec);  // resolved by the compiler
     NamedSharding const& s = t.sharding();
-    if (!(t.shape() == arg.shape) || !(s.mesh().axes() == Program::mesh) ||
-        !(s.layout() == ShardLayout(Program::mesh, arg.spec)))
+    if (!(t.shape() == arg.shape) || !(s.layout() == layout))
       detail::throw_static_argument(I, detail::static_argument_text(plan::dtype_name<T>(), t.shape(), s.spec(), s.mesh().axes()),
                                     detail::static_argument_text(plan::dtype_name<T>(), arg.shape, arg.spec, Program::mesh));
     if (mesh != nullptr && !(*mesh == s.mesh())) detail::throw_static_mesh(I, s.mesh(), *mesh);
