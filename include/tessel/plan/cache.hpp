@@ -79,11 +79,11 @@ struct SignatureSink {
   LeafIdentities& leaves;
   void word(std::uint64_t w) { sink.word(w); }
   void sharding(NamedSharding const& s, Shape const& shape) { sharding_signature(s, shape, sink); }
-  void leaf(void const* p) { sink.word(static_cast<std::uint64_t>(leaves.alias(p, leaves.count))); }
+  void leaf(void const* p) { sink.word(static_cast<std::uint64_t>(leaves.alias(p, leaves.occurrences++))); }
   // A C++ scalar: which earlier scalar has its value (not the value: the plan runs any values with
   // the same pattern of equal scalars).
   void scalar(std::uint64_t bits, bool integral) {
-    sink.word(static_cast<std::uint64_t>(leaves.scalar_alias(bits, integral, leaves.scalar_count)));
+    sink.word(static_cast<std::uint64_t>(leaves.scalar_alias(bits, integral, leaves.scalar_occurrences++)));
   }
 };
 

@@ -36,7 +36,7 @@ struct GraphNode {
   ViewSpec view{};                             // view
   std::uint8_t axis = 0;                       // concatenate
   // tensor: the graph index of the first tensor node holding the same tensor (its own index when
-  // none does), among the first max_aliased_leaves tensor nodes; scalar: likewise, of the first
+  // none does), for the first max_aliased_leaves distinct tensors; scalar: likewise, of the first
   // scalar with the same value. The plan cache keys on the same pattern (cache.hpp), so a plan's
   // common subexpressions hold for every call that hits it.
   int alias = -1;
@@ -77,40 +77,42 @@ constexpr char const* dtype_name() {
   else return "weak";
 }
 
-// Tensor leaves and C++ scalars seen so far (for GraphNode::alias and the plan cache's key). A
-// scalar's identity is its value (its bits as a double, and whether it is an integer): the key
-// holds only which scalars are equal, not their values, so a plan serves every call whose equal
-// scalars are the same ones, and CSE may share what equal scalars compute.
+// Tensor leaves and C++ scalars seen so far (for GraphNode::alias and the plan cache's key): each
+// distinct tensor (up to max_aliased_leaves of them) with where it first appeared, however often
+// it appears (a tree repeats a shared subexpression's leaves at every use: a transformer layer's
+// dozen weights appear hundreds of times). A scalar's identity is its value (its bits as a double,
+// and whether it is an integer): the key holds only which scalars are equal, not their values, so a
+// plan serves every call whose equal scalars are the same ones, and CSE may share what equal
+// scalars compute.
 struct LeafIdentities {
   void const* impl[max_aliased_leaves]{};
   int node[max_aliased_leaves]{};
-  int count = 0;
+  int count = 0;        // distinct tensors kept
+  int occurrences = 0;  // tensor leaves seen (the plan cache's key numbers them so)
   std::uint64_t scalar_bits[max_aliased_leaves]{};
   bool scalar_integral[max_aliased_leaves]{};
   int scalar_node[max_aliased_leaves]{};
-  int scalar_count = 0;
-  // The index of the first scalar with this value, or `self` (and remembers it).
+  int scalar_count = 0;        // distinct scalar values kept
+  int scalar_occurrences = 0;  // scalars seen
+  // Where the first scalar with this value appeared, or `self` (remembered when there is room).
   constexpr int scalar_alias(std::uint64_t bits, bool integral, int self) {
-    if (scalar_count >= max_aliased_leaves) return self;
-    int found = self;
-    for (int k = 0; k < scalar_count && found == self; ++k)
-      if (scalar_bits[k] == bits && scalar_integral[k] == integral) found = scalar_node[k];
-    scalar_bits[scalar_count] = bits;
-    scalar_integral[scalar_count] = integral;
-    scalar_node[scalar_count++] = self;
-    return found;
+    for (int k = 0; k < scalar_count; ++k)
+      if (scalar_bits[k] == bits && scalar_integral[k] == integral) return scalar_node[k];
+    if (scalar_count < max_aliased_leaves) {
+      scalar_bits[scalar_count] = bits;
+      scalar_integral[scalar_count] = integral;
+      scalar_node[scalar_count++] = self;
+    }
+    return self;
   }
-  // The index of the first leaf with this tensor, or `self` (and remembers it).
+  // Where this tensor first appeared, or `self` (remembered when there is room).
   constexpr int alias(void const* p, int self) {
-    if (count >= max_aliased_leaves) return self;
     for (int k = 0; k < count; ++k)
-      if (impl[k] == p) {
-        impl[count] = p;
-        node[count++] = self;
-        return node[k];
-      }
-    impl[count] = p;
-    node[count++] = self;
+      if (impl[k] == p) return node[k];
+    if (count < max_aliased_leaves) {
+      impl[count] = p;
+      node[count++] = self;
+    }
     return self;
   }
 };
