@@ -54,13 +54,14 @@ Mesh::Mesh(MeshAxes axes, std::vector<int> device_ids) : axes_(std::move(axes)) 
     seen[static_cast<std::size_t>(id)] = true;
   }
   ids_ = detail::intern_device_list(std::move(device_ids));
+  kind_ = ids_ == detail::device_zero_list ? Kind::device_zero : Kind::devices;
 }
 
 Mesh Mesh::with_devices(Mesh const& devices) const {
   if (devices.num_devices() != num_devices())
     throw Error(std::format("mesh {} cannot be laid over the {} devices of {}", to_string(axes_), devices.num_devices(),
                             to_string(devices)));
-  return Mesh(axes_, devices.ids_);
+  return Mesh(axes_, devices.ids_, devices.kind_);
 }
 
 bool detail::same_device_lists(Mesh const& a, Mesh const& b) {

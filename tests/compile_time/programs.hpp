@@ -73,6 +73,17 @@ struct BatchedDot {
   static constexpr std::tuple args{Arg<float>{{8, 16, 32}, P(M::dp, None, "mp")}, Arg<float>{{8, 32, 24}, P(M::dp, "mp")}};
 };
 
+// Attention heads by views: a projection [b, s, h*k] split over mp, reshaped to [b, s, h, k] and
+// transposed to [b, h, s, k] (each device keeps its heads: no data moves).
+inline constexpr auto heads = [](auto const& x, auto const& wq) {
+  return transpose(reshape(matmul(x, wq), {4, 8, 8, 4}), {0, 2, 1, 3});
+};
+template <class M>
+struct Heads {
+  static constexpr MeshAxes mesh = M::mesh;
+  static constexpr std::tuple args{Arg<float>{{4, 8, 32}, P(M::dp)}, Arg<float>{{32, 32}, P(None, "mp")}};
+};
+
 // A transformer layer: layer norm, attention with its heads over mp, the output projection, a
 // residual, layer norm, the Megatron MLP and a residual. x[batch, seq, model].
 inline constexpr auto transformer = [](auto const& x, auto const& wq, auto const& wk, auto const& wv, auto const& wo,

@@ -57,9 +57,18 @@ constexpr bool batched_ok() {
 }
 static_assert(batched_ok<Mesh1D>() && batched_ok<Mesh2D>() && batched_ok<Mesh2DTall>() && batched_ok<Mesh3D>());
 
+// Heads made by reshape and transpose of a projection split over mp: nothing moves between devices.
+template <class M>
+constexpr bool heads_ok() {
+  constexpr auto p = static_plan<Heads<M>>(heads);
+  return p.collectives() == 0 && p.out_is(P(M::dp, "mp"));
+}
+static_assert(heads_ok<Mesh1D>() && heads_ok<Mesh2D>() && heads_ok<Mesh2DTall>() && heads_ok<Mesh3D>());
+
 namespace {
 template <class M>
 void check_all_programs(Mesh const& mesh) {
+  test::check_static_program<Heads<M>>(heads, mesh);
   test::check_static_program<Megatron<M>>(megatron, mesh);
   test::check_static_program<MegatronScattered<M>>(megatron, mesh);
   test::check_static_program<Softmax<M>>(softmax_rows, mesh);

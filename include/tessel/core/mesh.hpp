@@ -32,28 +32,36 @@ class Mesh {
   [[nodiscard]] constexpr MeshAxes const& axes() const { return axes_; }
   // The devices, in mesh order (empty for an abstract mesh).
   [[nodiscard]] std::span<int const> device_ids() const {
-    return ids_ ? std::span<int const>(ids_, static_cast<std::size_t>(axes_.num_devices())) : std::span<int const>{};
+    return is_abstract() ? std::span<int const>{} : std::span<int const>(ids_, static_cast<std::size_t>(axes_.num_devices()));
   }
   [[nodiscard]] constexpr int num_devices() const { return axes_.num_devices(); }
-  [[nodiscard]] constexpr int device_id(int flat) const { return ids_ ? ids_[flat] : flat; }
+  [[nodiscard]] constexpr int device_id(int flat) const { return kind_ == Kind::abstract ? flat : ids_[flat]; }
   [[nodiscard]] constexpr std::size_t num_axes() const { return axes_.num_axes(); }
-  [[nodiscard]] constexpr bool is_abstract() const { return ids_ == nullptr; }
+  [[nodiscard]] constexpr bool is_abstract() const { return kind_ == Kind::abstract; }
   // Size of a named axis; throws naming the mesh's axes when there is no such axis.
   [[nodiscard]] int axis_size(std::string_view name) const;
   // The mesh of one device: device 0's is a constant (the sharding of unplaced values).
-  static constexpr Mesh device_zero() { return Mesh(MeshAxes({1}, {"device"}), detail::device_zero_list); }
+  static constexpr Mesh device_zero() { return Mesh(MeshAxes({1}, {"device"}), detail::device_zero_list, Kind::device_zero); }
   // The same axes over the devices of `devices` (binding an abstract mesh).
   [[nodiscard]] Mesh with_devices(Mesh const& devices) const;
 
   // Device lists are interned (one copy per distinct list, kept for the program's life), so equal
   // lists are the same pointer: comparing and copying meshes is comparing and copying two words
   // besides the axes, and a mesh is a literal type.
-  friend constexpr bool operator==(Mesh const& a, Mesh const& b) { return a.ids_ == b.ids_ && a.axes_ == b.axes_; }
+  // In a constant expression only abstract meshes and device 0's exist, and they are told apart by
+  // their kind: the compiler may not compare a global's address (device 0's list) with another
+  // address when sanitizers instrument the build.
+  friend constexpr bool operator==(Mesh const& a, Mesh const& b) {
+    if (std::is_constant_evaluated()) return a.kind_ == b.kind_ && a.axes_ == b.axes_;
+    return a.ids_ == b.ids_ && a.axes_ == b.axes_;
+  }
 
  private:
-  constexpr Mesh(MeshAxes axes, int const* interned) : axes_(axes), ids_(interned) {}
+  enum class Kind : std::uint8_t { abstract, device_zero, devices };
+  constexpr Mesh(MeshAxes axes, int const* interned, Kind kind) : axes_(axes), ids_(interned), kind_(kind) {}
   MeshAxes axes_;
   int const* ids_ = nullptr;  // interned (src/core/mesh.cpp); none for an abstract mesh
+  Kind kind_ = Kind::abstract;
 };
 
 // jax.make_mesh: a mesh over the process's devices (device_count()), which must number exactly the

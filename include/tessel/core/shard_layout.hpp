@@ -45,11 +45,18 @@ class ShardLayout {
 
   // What check_shape and the constructor would throw, as a message (empty when the spec is valid
   // on the mesh and, if given, tiles the shape): for checks made at compile time.
-  static constexpr Message error(MeshAxes const& mesh, PartitionSpec const& spec, Shape const* shape = nullptr) {
+  // (By reference, never a pointer tested against null: a build with sanitizers cannot compare a
+  // global's address in a constant expression.)
+  static constexpr Message error(MeshAxes const& mesh, PartitionSpec const& spec) {
     ShardLayout layout(mesh, spec, Unchecked{});
     Failure f = layout.resolve();
-    if (f.kind == Failure::none && shape != nullptr) f = layout.shape_failure(*shape);
-    return f.kind == Failure::none ? Message() : layout.message(f, shape);
+    return f.kind == Failure::none ? Message() : layout.message(f, nullptr);
+  }
+  static constexpr Message error(MeshAxes const& mesh, PartitionSpec const& spec, Shape const& shape) {
+    ShardLayout layout(mesh, spec, Unchecked{});
+    Failure f = layout.resolve();
+    if (f.kind == Failure::none) f = layout.shape_failure(shape);
+    return f.kind == Failure::none ? Message() : layout.message(f, &shape);
   }
 
   [[nodiscard]] constexpr MeshAxes const& mesh() const { return mesh_; }

@@ -22,7 +22,7 @@
 #define TESSEL_DETAIL_STATIC_CHECK_2(mesh, spec) \
   TESSEL_DETAIL_STATIC_ASSERT_MESSAGE(::tessel::ShardLayout::error((mesh), (spec)))
 #define TESSEL_DETAIL_STATIC_CHECK_3(mesh, spec, shape) \
-  TESSEL_DETAIL_STATIC_ASSERT_MESSAGE(::tessel::ShardLayout::error((mesh), (spec), &(shape)))
+  TESSEL_DETAIL_STATIC_ASSERT_MESSAGE(::tessel::ShardLayout::error((mesh), (spec), (shape)))
 #define TESSEL_DETAIL_STATIC_CHECK_PICK(_1, _2, _3, name, ...) name
 #define TESSEL_STATIC_CHECK(...) \
   TESSEL_DETAIL_STATIC_CHECK_PICK(__VA_ARGS__, TESSEL_DETAIL_STATIC_CHECK_3, TESSEL_DETAIL_STATIC_CHECK_2, )(__VA_ARGS__)

@@ -12,7 +12,7 @@ constexpr auto with_sharding_constraint(X const& x, NamedSharding const& shardin
   auto n = as_node(x);
   detail::check_same_devices("with_sharding_constraint", detail::mesh_of(n), &sharding.mesh());
   if (auto* errors = detail::errors_of(n)) {
-    Message m = ShardLayout::error(sharding.mesh().axes(), sharding.spec(), &n.shape());
+    Message m = ShardLayout::error(sharding.mesh().axes(), sharding.spec(), n.shape());
     if (!m.empty()) detail::check_failed(Message("with_sharding_constraint: ").append(m.view()), errors);
   } else {
     sharding.check_shape(n.shape());
@@ -33,7 +33,7 @@ constexpr auto with_sharding_constraint(X const& x, PartitionSpec const& spec) {
     m << "with_sharding_constraint: " << spec << " needs a mesh, and the operand of shape " << n.shape()
       << " is on a single device; pass a NamedSharding";
   else
-    m = ShardLayout::error(mesh->axes(), spec, &n.shape());
+    m = ShardLayout::error(mesh->axes(), spec, n.shape());
   if (!m.empty()) {
     auto* errors = detail::errors_of(n);
     detail::check_failed(errors ? Message("with_sharding_constraint: ").append(m.view()) : m, errors);

@@ -166,7 +166,7 @@ using tessel::detail::StaticErrors;
 template <std::size_t I, class A>
 constexpr auto static_argument(A const& arg, Mesh const& mesh, StaticErrors& errors) {
   using T = typename A::value_type;
-  Message m = ShardLayout::error(mesh.axes(), arg.spec, &arg.shape);
+  Message m = ShardLayout::error(mesh.axes(), arg.spec, arg.shape);
   PartitionSpec spec = arg.spec;
   if (!m.empty()) {
     Message full;
@@ -214,7 +214,7 @@ constexpr auto make_static_plan() {
   Graph g;
   describe(e, g);
   if (auto spec = static_out_spec<Program>()) {
-    Message m = ShardLayout::error(Program::mesh, *spec, &g.back().shape);
+    Message m = ShardLayout::error(Program::mesh, *spec, g.back().shape);
     if (!m.empty()) {
       out.error << "static_jit: out_sharding " << *spec << " for the result " << dtype_name<expr_value_t<E>>() << " "
                 << g.back().shape << ": " << m.view();

@@ -42,7 +42,11 @@ class ViewRules final : public OpRules {
                         type_text(s.node(c)), to_string(s.at(c).out->spec()), type_text(n), to_string(own.spec())),
             TESSEL_TEXT("tessel::view[{}]", s.user_op(i)), {s.slot(c)});
     } else {
-      Region v{{TESSEL_TEXT("{}(view)", n.op)}, {s.slot(c)}};
+      // Filled one by one: with the string in a braced list, GCC 14 at -O3 evaluated TESSEL_TEXT's
+      // std::format branch inside the compiler's planning (a compile error; -O0 was fine).
+      Region v;
+      v.ops.push_back(TESSEL_TEXT("{}(view)", n.op));
+      v.reads.push_back(s.slot(c));
       s.kernel_step(i, v, n.op, "view_copy");
     }
     s.result_reshard(i);
