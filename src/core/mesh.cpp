@@ -65,9 +65,10 @@ Mesh Mesh::with_devices(Mesh const& devices) const {
 }
 
 bool detail::same_device_lists(Mesh const& a, Mesh const& b) {
-  if (a.is_abstract() || b.is_abstract()) return a.is_abstract() && b.is_abstract() && a.num_devices() == b.num_devices();
+  // By device_id, so an abstract mesh counts as devices 0..n-1, as same_devices' constant branch has it.
   auto sorted = [](Mesh const& m) {
-    std::vector<int> v(m.device_ids().begin(), m.device_ids().end());
+    std::vector<int> v(static_cast<std::size_t>(m.num_devices()));
+    for (int k = 0; k < m.num_devices(); ++k) v[static_cast<std::size_t>(k)] = m.device_id(k);
     std::sort(v.begin(), v.end());
     return v;
   };

@@ -80,6 +80,12 @@ struct StaticStep {
   friend constexpr bool operator==(StaticStep const&, StaticStep const&) = default;
 };
 
+// What a static_assert (and the check when a plan is bound to devices) sees of an instruction.
+constexpr StaticStep static_step(Step const& s, Graph const& g) {
+  return {s.kind, s.node, s.devices, s.result, s.bytes, s.estimate_us, s.collective, s.axes,
+          g[static_cast<std::size_t>(s.node)].kind};
+}
+
 // A plan made by the compiler, of Nodes graph nodes and at most MaxSteps instructions.
 template <std::size_t Nodes, std::size_t MaxSteps>
 struct StaticPlan {
@@ -231,11 +237,7 @@ constexpr auto make_static_plan() {
     return out;
   }
   out.num_steps = p.steps.size();
-  for (std::size_t k = 0; k < p.steps.size(); ++k) {
-    Step const& s = p.steps[k];
-    out.steps[k] = {s.kind, s.node, s.devices, s.result, s.bytes, s.estimate_us, s.collective, s.axes,
-                    g[static_cast<std::size_t>(s.node)].kind};
-  }
+  for (std::size_t k = 0; k < p.steps.size(); ++k) out.steps[k] = static_step(p.steps[k], g);
   return out;
 }
 

@@ -101,12 +101,7 @@ class StaticJit {
       plan::reshard_result(p, plan.requested->with_devices(mesh), model);
     for (std::size_t k = 0; k < std::max(p.steps.size(), plan.num_steps); ++k) {
       plan::StaticStep made = k < plan.num_steps ? plan.steps[k] : plan::StaticStep{};
-      plan::StaticStep bound;
-      if (k < p.steps.size()) {
-        plan::Step const& s = p.steps[k];
-        bound = {s.kind, s.node, s.devices, s.result, s.bytes, s.estimate_us, s.collective, s.axes,
-                 p.graph[static_cast<std::size_t>(s.node)].kind};
-      }
+      plan::StaticStep bound = k < p.steps.size() ? plan::static_step(p.steps[k], p.graph) : plan::StaticStep{};
       if (!(made == bound)) detail::throw_static_mismatch(k, detail::static_step_text(made), detail::static_step_text(bound));
     }
     p.priced_by = requires { Program::cost_model; } ? "the program's own constant (static_jit)"
