@@ -3,10 +3,12 @@
 //    8 devices, as a fraction of a STREAM triad's bandwidth (bytes: 3 reads + 1 write), and
 //    against the same chain evaluated op by op (one kernel and one temporary per op);
 //  - softmax over the last axis of (8192, 4096) float32 sharded over rows, counting one read and
-//    one write of the tensor; and fast_math::softmax (the opt-in, expr/fast_math.hpp) likewise.
+//    one write of the tensor, also from cache (bench/row_kernel.hpp); and fast_math::softmax (the
+//    opt-in, expr/fast_math.hpp) likewise.
 #include <benchmark/benchmark.h>
 
 #include "interleaved.hpp"
+#include "row_kernel.hpp"
 #include "triad.hpp"
 #include "tessel/expr/fast_math.hpp"
 #include "tessel/tessel.hpp"
@@ -46,17 +48,13 @@ template <bool Fast>
 void time_softmax_rows(benchmark::State& state) {
   constexpr std::int64_t rows = 8192, cols = 4096;
   NamedSharding s(make_mesh({8}, {"x"}), P("x", None));
-  auto x = random::normal(PRNGKey(3), {rows, cols}, s);
-  Triad triad(rows * cols);
-  auto softmax_call = [&] {
-    if constexpr (Fast) benchmark::DoNotOptimize(eval(fast_math::softmax(x)));
-    else benchmark::DoNotOptimize(eval(softmax(x)));
-  };
-  auto [softmax_s, triad_s] = bench::time_interleaved(state, softmax_call, triad);
-  double bytes = 2.0 * rows * cols * sizeof(float);
-  state.counters["GB_per_s"] = bytes / softmax_s / 1e9;
-  state.counters["triad_GB_per_s"] = triad.bytes() / triad_s / 1e9;
-  state.counters["fraction_of_triad"] = (bytes / softmax_s) / (triad.bytes() / triad_s);
+  bench::time_row_kernel(state, rows, cols, [&](std::int64_t n) {
+    auto x = random::normal(PRNGKey(3), {n, cols}, s);
+    return [=] {
+      if constexpr (Fast) benchmark::DoNotOptimize(eval(fast_math::softmax(x)));
+      else benchmark::DoNotOptimize(eval(softmax(x)));
+    };
+  });
 }
 
 void BM_softmax_rows(benchmark::State& state) { time_softmax_rows<false>(state); }
