@@ -176,6 +176,38 @@ TEST_CASE("row caching with mean and a nested occurrence equals the plain evalua
   }
 }
 
+TEST_CASE("equal row-fused reductions in one kernel reduce each row once, with the same bits", "[expr][row_memo]") {
+  for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({2, 2, 2}, {"a", "b", "c"}),
+                           make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2})}) {
+    NamedSharding s(mesh, P(mesh.axes().name(0).view(), None));
+    auto x = put({24, 80}, s, 24);
+    auto g = put({80}, NamedSharding(mesh, P()), 25);
+    auto x_copy = device_put(x.to_host(), x.shape(), s);
+    auto x_one = device_put(x.to_host(), x.shape()), g_one = device_put(g.to_host(), g.shape());
+    auto before = execution_counts();
+    // LayerNorm: mean(x) in (x - mean) and again inside var.
+    Tensor<float> shared = (x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g;
+    CHECK(execution_counts().shared_row_reductions == before.shared_row_reductions + 1);
+    // The same expression with var of an equal copy: nothing is shared, and the bits are the same.
+    Tensor<float> plain = (x - mean(x, -1, true)) * rsqrt(var(x_copy, -1, true) + 1e-5f) * g;
+    CHECK(execution_counts().shared_row_reductions == before.shared_row_reductions + 1);
+    CHECK(shared.to_host() == plain.to_host());
+    Tensor<float> one_device = (x_one - mean(x_one, -1, true)) * rsqrt(var(x_one, -1, true) + 1e-5f) * g_one;
+    require_close(shared.to_host(), one_device.to_host(), 1e-5);
+    // Flax's LayerNorm: mu in (x - mu) and in the variance.
+    before = execution_counts();
+    Tensor<float> flax = layer_norm(x, g, g);
+    CHECK(execution_counts().shared_row_reductions == before.shared_row_reductions + 1);
+    require_close(flax.to_host(), Tensor<float>(layer_norm(x_one, g_one, g_one)).to_host(), 1e-5);
+    // Same types, different scalars: different values, nothing shared.
+    before = execution_counts();
+    Tensor<float> scaled = (x - mean(x * 2.0f, -1, true)) * mean(x * 3.0f, -1, true);
+    CHECK(execution_counts().shared_row_reductions == before.shared_row_reductions);
+    require_close(scaled.to_host(),
+                  Tensor<float>((x_one - mean(x_one * 2.0f, -1, true)) * mean(x_one * 3.0f, -1, true)).to_host(), 1e-5);
+  }
+}
+
 TEST_CASE("softmax along a sharded axis reduces across devices", "[expr][softmax]") {
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   auto x = put({16, 32}, NamedSharding(mesh, P("a", "b")), 7);

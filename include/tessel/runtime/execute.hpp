@@ -19,6 +19,7 @@ struct ExecutionCounts {
   // Collectives run, of each kind (reduction collectives and sharding changes' steps alike).
   plan::PerCollective<long> collectives;
   long row_cached_kernels = 0;  // kernels that computed a shared subexpression once per row
+  long shared_row_reductions = 0;  // row-fused reductions that took an equal one's value per row
 
   long& operator[](plan::Collective c) { return collectives[c]; }
   long operator[](plan::Collective c) const { return collectives[c]; }

@@ -363,6 +363,19 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row_storing(Ev const& ev_in, std::int64_t l
   return reduce_row<Op, T, true, true>(RowEval<T>{row}, length, acc);
 }
 
+// Per-row values shared by the row-fused reductions of one kernel that compute the same value
+// (LayerNorm's mean, once in (x - mean) and again inside var; Flax's mu in (x - mu) and in the
+// variance): the first, in begin_row order, computes it and leaves it here; the others read it
+// instead of reducing the row again (RowMemo in region_kernels.hpp assigns the slots). Per host
+// thread, as each thread begins its rows one at a time. Host builds only; device builds reduce
+// each occurrence.
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
+#define TESSEL_ROW_MEMO 1
+inline constexpr int row_memo_slots = 16;
+template <class T>
+inline thread_local T row_memo[row_memo_slots];
+#endif
+
 // A reduction inside a consumer's kernel. Row-fused: begin_row reduces the child over the whole
 // row (the row is then in cache for the consumer's own pass) and at() broadcasts the result.
 // Otherwise the reduction was computed before the kernel and is read like a tensor.
@@ -376,6 +389,7 @@ struct ReduceEval {
   T divisor = T(1);         // mean: the row length (jnp.mean divides the sum by the count)
   bool unit_rows = false;   // the child's leaves walk the row contiguously
   bool child_fused = false; // every reduction inside the child is row-fused too
+  std::int8_t memo_write = -1, memo_read = -1;  // row_memo slots (row-fused only), or -1
   T value{};
 
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
@@ -383,12 +397,21 @@ struct ReduceEval {
       leaf.begin_row(idx, outer);
       return;
     }
+#ifdef TESSEL_ROW_MEMO
+    if (memo_read >= 0) {  // an earlier reduction of this row computed the same value
+      value = row_memo<T>[memo_read];
+      return;
+    }
+#endif
     child.begin_row(idx, outer);
     T id = Op::template identity<T>();
     if (unit_rows && child_fused) value = reduce_row<Op, T, true, true>(child, length, id) / divisor;
     else if (unit_rows) value = reduce_row<Op, T, true, false>(child, length, id) / divisor;
     else if (child_fused) value = reduce_row<Op, T, false, true>(child, length, id) / divisor;
     else value = reduce_row<Op, T, false, false>(child, length, id) / divisor;
+#ifdef TESSEL_ROW_MEMO
+    if (memo_write >= 0) row_memo<T>[memo_write] = value;
+#endif
   }
   // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
   // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.

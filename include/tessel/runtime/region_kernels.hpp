@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/core/fixed_vector.hpp"
 #include "tessel/expr/concatenate.hpp"
 #include "tessel/expr/dot.hpp"
 #include "tessel/expr/iota.hpp"
@@ -45,12 +46,38 @@ struct eval_of<ReduceNode<Op, Ch>> {
   using type = ReduceEval<Op, expr_value_t<Ch>, typename eval_of<Ch>::type>;
 };
 
+// Which row-fused reductions of a region share a row_memo slot (kernel_eval.hpp): in begin_row
+// order (a reduction's input before the reduction, children left to right), the first of each
+// value (same evaluator type, same_value in the plan and the run) writes a slot and the later ones
+// read it. A reader skips its input's begin_row, which is safe: the reductions inside it have
+// equal ones inside the writer, which come earlier, so none of them writes a slot. Found once per
+// kernel for the plain evaluator (the row-cached one binds its reductions differently).
+struct RowMemo {
+  struct Entry {
+    int node = -1;
+    void const* type = nullptr;
+    std::int8_t write = -1, read = -1;
+  };
+  FixedVector<Entry, 32> entries;  // (no allocation per kernel; reductions beyond it compute alone)
+
+  [[nodiscard]] Entry const* find(int node) const {
+    for (auto const& e : entries)
+      if (e.node == node) return &e;
+    return nullptr;
+  }
+};
+
+// An address per type: the evaluator types of two reductions are equal when their keys are.
+template <class E>
+inline constexpr char type_key = 0;
+
 // Builds a region's evaluator for one device from the plan and the run's values. Nodes are found
 // by post-order number: a subtree of type E at post-order base `base` has its root at
 // base + node_count<E> - 1 (node.hpp).
 struct Binder {
   plan::Plan const& plan;
   RunState const& state;
+  RowMemo const* memo = nullptr;  // the region's shared reductions, when bind() should use them
 
   template <class E>
   static constexpr int root(int base) {
@@ -84,6 +111,12 @@ struct Binder {
         r.fused = true;
         bind_row_reduction<E>(r, base, pos, region, space);
         r.child_fused = r.child.all_reduces_fused();
+#ifdef TESSEL_ROW_MEMO
+        if (auto const* m = memo ? memo->find(id) : nullptr) {
+          r.memo_write = m->write;
+          r.memo_read = m->read;
+        }
+#endif
       } else {
         r.leaf = leaf<V>(value(id), pos, region, space);
       }
@@ -119,6 +152,44 @@ struct Binder {
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
     if constexpr (E::tag::op::divides) r.divisor = static_cast<V>(r.length);
+  }
+
+  // The row-fused reductions of E's region in begin_row order.
+  template <class E>
+  void row_reductions(int base, FixedVector<RowMemo::Entry, 32>& out) const {
+    if constexpr (E::kind == NodeKind::elementwise) {
+      row_reductions<child_t<0, E>>(base, out);
+      if constexpr (arity<E> > 1) row_reductions<child_t<1, E>>(base + child_offset<E, 1>, out);
+      if constexpr (arity<E> > 2) row_reductions<child_t<2, E>>(base + child_offset<E, 2>, out);
+    } else if constexpr (E::kind == NodeKind::reduce) {
+      int const id = root<E>(base);
+      if (!at(id).row_fused) return;  // read as a tensor: its input is not in this kernel
+      row_reductions<reduce_child_t<E>>(base, out);
+      if (out.size() < out.capacity()) out.push_back({id, &type_key<E>, -1, -1});
+    }
+  }
+
+  template <class E>
+  RowMemo row_memo(int base) const {
+    RowMemo m;
+#ifdef TESSEL_ROW_MEMO
+    row_reductions<E>(base, m.entries);
+    int slots = 0;
+    for (std::size_t i = 0; i < m.entries.size(); ++i) {
+      auto& e = m.entries[i];
+      for (std::size_t j = 0; j < i; ++j) {
+        auto& first = m.entries[j];
+        if (first.read >= 0 || first.type != e.type || !same_value(plan, state, first.node, e.node)) continue;
+        if (first.write < 0) {
+          if (slots == row_memo_slots) break;
+          first.write = static_cast<std::int8_t>(slots++);
+        }
+        e.read = first.write;
+        break;
+      }
+    }
+#endif
+    return m;
   }
 
   template <class E>
@@ -229,10 +300,13 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   Binder const b{plan, state};
   bool const rows = b.has_row_fusion<E>(base);
   bool const cached = rows && b.row_cache_applies<E>(base);
+  RowMemo const memo = rows ? b.row_memo<E>(base) : RowMemo{};
+  Binder const shared{plan, state, &memo};
+  bool memo_used = false;
   char const* label = step.label.c_str();
   for (std::size_t pos : local_positions(*out)) {
     Space space = make_space(local, nullptr);
-    auto ev = b.bind<E>(base, static_cast<int>(pos), local, space);
+    auto ev = shared.bind<E>(base, static_cast<int>(pos), local, space);
     std::vector<std::int64_t*> strides;
     ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     if (!rows) collapse(space, strides);
@@ -246,6 +320,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
         continue;
       }
     }
+    memo_used = true;
     if constexpr (region_has_reduce<E>) {
       if (rows && ev.all_reduces_fused()) {
         launch_elementwise<true>(exec, label, ev, o, space, rows, unit);
@@ -256,6 +331,8 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   }
   fence_all_devices();
   if (cached) ++execution_counts().row_cached_kernels;
+  if (memo_used)
+    for (auto const& e : memo.entries) execution_counts().shared_row_reductions += e.read >= 0;
   state.values[static_cast<std::size_t>(step.node)] = out;
 }
 
