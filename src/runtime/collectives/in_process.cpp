@@ -243,6 +243,14 @@ class CopyBatch {
             std::int64_t s[runs_at_once], d[runs_at_once];
             int n = last - r < runs_at_once ? static_cast<int>(last - r) : runs_at_once;
             for (int i = 0; i < n; ++i) detail::run_offsets(t.plan, r + i, s[i], d[i]);
+            // The next group's runs start on pages the hardware prefetcher has not seen: ask for
+            // their first lines now, while this group copies.
+            KOKKOS_IF_ON_HOST((for (std::int64_t q = r + runs_at_once; q < last && q < r + 2 * runs_at_once; ++q) {
+              std::int64_t ns, nd;
+              detail::run_offsets(t.plan, q, ns, nd);
+              auto const* line = reinterpret_cast<char const*>(src + ns);
+              for (int l = 0; l < 4; ++l) __builtin_prefetch(line + 64 * l);
+            }))
             for (int k = 0; k < t.num_dst; ++k) {
               W* dst = reinterpret_cast<W*>(dsts(t.first_dst + k).p);
               if (n == runs_at_once) {
