@@ -26,6 +26,7 @@ void time_normalization(benchmark::State& state, F normalize) {
     return [=] { benchmark::DoNotOptimize(eval(normalize(x, g, b))); };
   });
 }
+
 void BM_layer_norm_gelu(benchmark::State& state) {
   time_normalization(state, [](auto const& x, auto const& g, auto const& b) {
     return gelu((x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g + b);

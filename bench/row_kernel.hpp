@@ -5,9 +5,9 @@
 //    same element count (fraction_of_triad; bytes: one read and one write of the tensor);
 //  - from cache: the same kernel on as many rows as keep input and output (8 MB) in the last-level
 //    cache, run 8 times in a row per timed call (the other calls of the loop evict it, so the first
-//    of the 8 reads memory; in_cache_GB_per_s). fraction_of_in_cache = from-memory rate / in-cache rate: near 1
-//    the kernel runs as fast from memory as from cache, so its arithmetic, not memory, bounds it
-//    (on a 2-core machine, JAX-exact tanh and exp cost more per element than memory does);
+//    of the 8 reads memory; in_cache_GB_per_s). fraction_of_in_cache = from-memory rate / in-cache
+//    rate: near 1 the kernel runs as fast from memory as from cache, so its arithmetic, not memory,
+//    bounds it (on a 2-core machine, JAX-exact tanh and exp cost more per element than memory does);
 //  - the vector FMA peak of the same binary (fma_peak_GFLOP_per_s, the widest ISA).
 #include <benchmark/benchmark.h>
 

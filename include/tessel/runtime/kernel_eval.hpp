@@ -270,10 +270,8 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T
   constexpr int lanes = reduction_lanes;
   Ev const ev = ev_in;  // a private copy, plainly loop-invariant
   std::int64_t const whole = length - length % lanes;
-  T lane[lanes];
-  bool done = false;     // the lanes are accumulated
-  bool reduced = false;  // ... and their tree is `tree`
   T tree{};
+  bool reduced = false;  // the lanes were native vectors, and `tree` holds their tree
 #ifdef TESSEL_LANE_VECTORS
   if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
     static_assert(LaneVectors<T>::lanes == lanes);
@@ -289,28 +287,22 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T
         vectors.template add<Op::combiner>(values);
       }
     }
-#if defined(__clang__)
-    vectors.store(lane);
-#else
     tree = vectors.template tree<Op::combiner>();
     reduced = true;
-#endif
-    done = true;
   }
 #endif
-  if (!done) {
+  if (!reduced) {
+    T lane[lanes];
     for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
     for (std::int64_t e = 0; e < whole; e += lanes)
       for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], static_cast<T>(ev.template at<Unit, Fused>(e + j)));
-  }
-  if (whole > 0) {
-    if (!reduced) {
+    if (whole > 0) {
       for (int width = lanes / 2; width >= 1; width /= 2)
         for (int j = 0; j < width; ++j) lane[j] = Op::combine(lane[j], lane[j + width]);
       tree = lane[0];
     }
-    acc = Op::combine(acc, tree);
   }
+  if (whole > 0) acc = Op::combine(acc, tree);
   for (std::int64_t e = whole; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
   return acc;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include <Kokkos_Core.hpp>
 
@@ -92,29 +93,35 @@ struct LaneVectors {
     }
   }
 
-  // The lanes in order.
-  void store(T* out) const { std::memcpy(out, v, sizeof v); }
-
-#if !defined(__clang__)
   // The lanes' tree (lane j with j + 32, then j with j + 16, ... down to lane 0, reduce_row's
   // order, with lane j always the left operand) in registers: whole vectors first, then halves of
   // the first vector by shuffles. Storing the lanes and combining them from memory instead waits
   // on store forwarding at every level, which a short row (LayerNorm's 1024 elements) pays per
-  // reduction. (Clang has no variable-mask __builtin_shuffle: it keeps the scalar tree.)
+  // reduction.
   template <ReduceOp op>
   [[gnu::always_inline]] T tree() const {
     V w[vectors];
     for (int k = 0; k < vectors; ++k) w[k] = v[k];
     for (int n = vectors / 2; n >= 1; n /= 2)
       for (int k = 0; k < n; ++k) w[k] = combine<op>(w[k], w[k + n]);
-    for (int width = per_vector / 2; width >= 1; width /= 2) {
-      Bits mask;
-      for (int j = 0; j < per_vector; ++j) mask[j] = j + width < per_vector ? j + width : j;
-      w[0] = combine<op>(w[0], __builtin_shuffle(w[0], mask));
-    }
-    return w[0][0];
+    return halves<op, per_vector / 2>(w[0]);
   }
-#endif
+
+ private:
+  // w's lanes [0, 2 width) combined down to lane 0, lane j with lane j + width at each level.
+  template <ReduceOp op, int width>
+  [[gnu::always_inline]] static T halves(V w) {
+    if constexpr (width == 0) {
+      return w[0];
+    } else {
+      return halves<op, width / 2>(combine<op>(w, shifted<width>(w, std::make_integer_sequence<int, per_vector>{})));
+    }
+  }
+  // Lane j of the result is w's lane j + width (lanes past the end keep their own).
+  template <int width, int... I>
+  [[gnu::always_inline]] static V shifted(V w, std::integer_sequence<int, I...>) {
+    return __builtin_shufflevector(w, w, (I + width < per_vector ? I + width : I)...);
+  }
 };
 
 #endif

@@ -58,7 +58,8 @@ struct RowMemo {
     void const* type = nullptr;
     std::int8_t write = -1, read = -1;
   };
-  FixedVector<Entry, 32> entries;  // (no allocation per kernel; reductions beyond it compute alone)
+  using Entries = FixedVector<Entry, 32>;  // (no allocation per kernel; reductions beyond it compute alone)
+  Entries entries;
 
   [[nodiscard]] Entry const* find(int node) const {
     for (auto const& e : entries)
@@ -156,7 +157,7 @@ struct Binder {
 
   // The row-fused reductions of E's region in begin_row order.
   template <class E>
-  void row_reductions(int base, FixedVector<RowMemo::Entry, 32>& out) const {
+  void row_reductions(int base, RowMemo::Entries& out) const {
     if constexpr (E::kind == NodeKind::elementwise) {
       row_reductions<child_t<0, E>>(base, out);
       if constexpr (arity<E> > 1) row_reductions<child_t<1, E>>(base + child_offset<E, 1>, out);
