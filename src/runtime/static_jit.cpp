@@ -23,11 +23,7 @@ void throw_static_mesh(std::size_t index, Mesh const& have, Mesh const& first) {
 
 std::string static_step_text(plan::StaticStep const& s) {
   return std::format("{} node {} on {} devices ({} bytes, est {:.3f} us)",
-                     s.kind == plan::StepKind::collective ? plan::name(s.collective)
-                     : s.kind == plan::StepKind::kernel   ? "kernel"
-                     : s.kind == plan::StepKind::view     ? "view"
-                     : s.kind == plan::StepKind::reshard  ? "reshard"
-                                                          : "scan-carry",
+                     s.kind == plan::StepKind::collective ? plan::name(s.collective) : plan::name(s.kind),
                      s.node, s.devices, s.bytes, s.estimate_us);
 }
 

@@ -62,10 +62,10 @@ class StaticJit {
     if (!bound_ || !(bound_mesh_ == *mesh)) bind<E>(e, *mesh);
     // The run's value slots live with the function, so a call allocates only what its kernels make.
     detail::bind_inputs(e, 0, state_);
-    auto result = detail::execute(*bound_, state_);
+    auto result = detail::execute(*bound_, kernels_, state_);
     for (auto& v : state_.values) v.reset();
     for (auto& v : state_.inputs) v.reset();
-    for (auto& v : state_.second) v.reset();
+    for (auto& v : state_.paired) v.reset();
     return Tensor<expr_value_t<E>>(std::move(result));
   }
 
@@ -106,13 +106,14 @@ class StaticJit {
     }
     p.priced_by = requires { Program::cost_model; } ? "the program's own constant (static_jit)"
                                                      : "defaults (static_jit: a calibrated model prices run-time plans only)";
-    detail::attach_kernels<E>(p);
+    kernels_ = detail::bind_kernels<E>(p);
     bound_ = std::move(p);
     bound_mesh_ = mesh;
     state_ = detail::RunState(std::max(bound_->slots, bound_->graph.size()));
   }
 
   std::optional<plan::Plan> bound_;
+  detail::StepKernels kernels_;
   Mesh bound_mesh_{Program::mesh};
   detail::RunState state_{0};
 };

@@ -61,7 +61,7 @@ class GatherRules final : public OpRules {
           TESSEL_TEXT("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
                       "block holds",
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          TESSEL_TEXT("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
+          {"gather", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
     s.result_reshard(i);
   }
