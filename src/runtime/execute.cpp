@@ -196,7 +196,7 @@ bool spans_processes(plan::Plan const& plan) {
   return false;
 }
 
-bool alike(std::vector<unsigned long long> const& words) {
+bool all_equal(std::vector<unsigned long long> const& words) {
   return std::all_of(words.begin(), words.end(), [&](auto w) { return w == words[0]; });
 }
 
@@ -205,7 +205,7 @@ bool alike(std::vector<unsigned long long> const& words) {
 void agree_on_plan(plan::Plan const& plan) {
   if (distributed::process_count() == 1 || !spans_processes(plan)) return;
   auto all = distributed::all_gather_word(plan.fingerprint());
-  if (alike(all)) return;
+  if (all_equal(all)) return;
   std::string list;
   for (std::size_t p = 0; p < all.size(); ++p) list += std::format("{}process {}: {:016x}", p ? ", " : "", p, all[p]);
   // The first instruction that differs: every process compares the same gathered hashes, so all
@@ -214,7 +214,7 @@ void agree_on_plan(plan::Plan const& plan) {
   std::size_t common = *std::min_element(counts.begin(), counts.end());
   std::string where;
   for (std::size_t k = 0; k < common && where.empty(); ++k) {
-    if (!alike(distributed::all_gather_word(plan.step_fingerprint(k))))
+    if (!all_equal(distributed::all_gather_word(plan.step_fingerprint(k))))
       where = std::format("instruction {} differs; this process's is '{}'", k, plan.steps[k].label);
   }
   if (where.empty())

@@ -27,10 +27,10 @@ std::string static_step_text(plan::StaticStep const& s) {
                      s.node, s.devices, s.bytes, s.estimate_us);
 }
 
-void throw_static_mismatch(std::size_t step, std::string const& made, std::string const& bound) {
+void throw_static_mismatch(std::size_t step, std::string const& compiled, std::string const& bound) {
   throw Error(std::format("static_jit: internal error: instruction {} of the plan bound to these devices ({}) differs "
                           "from the compiler's ({}); please report the program",
-                          step, bound, made));
+                          step, bound, compiled));
 }
 
 void bind_shardings(std::vector<plan::NodePlan>& nodes, Mesh const& mesh) {

@@ -2,6 +2,7 @@
 // A plan: for every node of the graph, the sharding its value has and what it costs to get it
 // there; and the instructions the executor runs, in order, which explain prints.
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -122,6 +123,21 @@ constexpr std::string step_label(Step const& s, std::string const& groups) {
 // explain_json's "kind": the step kind's name, a collective's own.
 constexpr char const* kind_name(Step const& s) { return s.kind == StepKind::collective ? id(s.collective) : name(s.kind); }
 
+// How many of a list of steps (a Plan's, or a StaticPlan's instructions) are of a kind, or are
+// collectives of a kind: what tests and static_asserts ask of a plan.
+template <class S>
+constexpr int count_steps(std::span<S const> steps, StepKind kind) {
+  int n = 0;
+  for (auto const& s : steps) n += s.kind == kind;
+  return n;
+}
+template <class S>
+constexpr int count_steps(std::span<S const> steps, Collective c) {
+  int n = 0;
+  for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
+  return n;
+}
+
 // The value slot a step writes.
 constexpr int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
 
@@ -145,22 +161,14 @@ struct Plan {
     return u < graph.size() ? u : u - graph.size();
   }
 
-  [[nodiscard]] constexpr int count(StepKind kind) const {
-    int n = 0;
-    for (auto const& s : steps) n += s.kind == kind;
-    return n;
-  }
+  [[nodiscard]] constexpr int count(StepKind kind) const { return count_steps(std::span(steps), kind); }
   // Steps of one name ("scan_carry", "gemm", ...).
   [[nodiscard]] constexpr int count(std::string_view step_name) const {
     int n = 0;
     for (auto const& s : steps) n += step_name == s.name;
     return n;
   }
-  [[nodiscard]] constexpr int count(Collective c) const {
-    int n = 0;
-    for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
-    return n;
-  }
+  [[nodiscard]] constexpr int count(Collective c) const { return count_steps(std::span(steps), c); }
   // Instructions, shapes, shardings and meshes, hashed: equal plans have equal fingerprints in
   // every process (no addresses or pointers enter it).
   [[nodiscard]] std::uint64_t fingerprint() const;

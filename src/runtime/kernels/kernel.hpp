@@ -14,7 +14,7 @@ namespace tessel::detail {
 
 #define TESSEL_KERNEL_DECL_leaf(name)
 #define TESSEL_KERNEL_DECL_region(name)
-#define TESSEL_KERNEL_DECL_moves(name)
+#define TESSEL_KERNEL_DECL_reshard(name)
 #define TESSEL_KERNEL_DECL_kernel(name) void name##_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state);
 #define TESSEL_KERNEL_DECL(name, how) TESSEL_KERNEL_DECL_##how(name)
 TESSEL_OPS(TESSEL_KERNEL_DECL)

@@ -198,7 +198,7 @@ struct Scheduler {
   CostModel const& model;
   // Nodes whose steps are made (a value another node reuses is made once, by whichever asks
   // first); sized on first use. The planner pre-marks nodes outside a subtree it prices.
-  std::vector<char> made{};
+  std::vector<char> scheduled{};
 
   [[nodiscard]] constexpr GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
   [[nodiscard]] constexpr NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }

@@ -95,9 +95,9 @@ constexpr void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).reg
 constexpr void Scheduler::materialize(int i) {
   NodePlan const& p = at(i);
   if (p.same_as >= 0) return;  // an earlier step made this value
-  if (made.empty()) made.resize(plan.graph.size());
-  if (made[static_cast<std::size_t>(i)]) return;
-  made[static_cast<std::size_t>(i)] = 1;
+  if (scheduled.empty()) scheduled.resize(plan.graph.size());
+  if (scheduled[static_cast<std::size_t>(i)]) return;
+  scheduled[static_cast<std::size_t>(i)] = 1;
   if (p.reuses >= 0) {  // another node's value, resharded to this one's sharding when they differ
     materialize(p.reuses);
     NodePlan const& from = at(p.reuses);

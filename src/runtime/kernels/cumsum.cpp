@@ -136,7 +136,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
 
 }  // namespace
 
-void scan_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+void cumsum_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
   auto const& n = k.node();
   if (step.kind == plan::StepKind::exchange) {

@@ -8,7 +8,7 @@
 
 namespace tessel::plan {
 
-class ScanRules final : public OpRules {
+class CumsumRules final : public OpRules {
  public:
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.natural_of(p.node(i).children[0]);
@@ -54,6 +54,6 @@ class ScanRules final : public OpRules {
 };
 
 
-inline constexpr ScanRules scan_rules{};
+inline constexpr CumsumRules cumsum_rules{};
 
 }  // namespace tessel::plan
