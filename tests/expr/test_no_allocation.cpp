@@ -65,7 +65,7 @@ TEST_CASE("a statically planned call allocates only what its instructions make",
     detail::RunState state(std::max(bound.slots, bound.graph.size()));
     detail::bind_inputs(scale(x), 0, state);
     long before = allocations();
-    auto result = detail::execute(bound, state);
+    auto result = detail::execute(bound, step.bound_kernels(), state);
     run_only = allocations() - before;
   }
   long before = allocations();

@@ -71,6 +71,8 @@ class StaticJit {
 
   // The bound plan (none before the first call) and its text, as explain prints run-time plans.
   [[nodiscard]] plan::Plan const* bound_plan() const { return bound_ ? &*bound_ : nullptr; }
+  // ... and the kernels its steps run (none before the first call).
+  [[nodiscard]] detail::StepKernels const& bound_kernels() const { return kernels_; }
   [[nodiscard]] std::string explain() const {
     return bound_ ? plan::to_string(*bound_) : std::string("static_jit: not bound to devices yet (call it once)");
   }
