@@ -49,7 +49,7 @@ void list_workloads() {
   }
 }
 
-void merge(std::vector<std::string> const& files, std::string const& out_dir) {
+void merge_and_report(std::vector<std::string> const& files, std::string const& out_dir) {
   auto rows = merge_results(files);
   fs::path dir = out_dir.empty() ? fs::path(files[0]).parent_path() : fs::path(out_dir);
   if (dir.empty()) dir = ".";
@@ -118,7 +118,7 @@ int main(int argc, char* argv[]) {
         std::cerr << "tessel_study: --merge needs result files (A.csv B.csv ...)\n";
         return 2;
       }
-      merge(merge_files, out_dir);
+      merge_and_report(merge_files, out_dir);
       return 0;
     }
     if (file.empty()) return usage(std::cerr, 2);

@@ -5,6 +5,7 @@
 #include <format>
 #include <map>
 
+#include "study.hpp"
 #include "text_files.hpp"
 
 namespace tessel::study {

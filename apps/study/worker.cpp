@@ -23,10 +23,10 @@ std::string WorkerTask::arguments() const {
                      preset.empty() ? "-" : preset, done, total, elapsed_s, out_csv);
 }
 
-WorkerTask WorkerTask::parse(std::span<std::string const> arguments) {
+WorkerTask WorkerTask::parse(std::span<std::string const> words) {
   auto or_empty = [](std::string const& word) { return word == "-" ? std::string() : word; };
-  return {std::stoi(arguments[0]), std::stoi(arguments[1]), or_empty(arguments[2]), or_empty(arguments[3]),
-          std::stoi(arguments[4]), std::stoi(arguments[5]), std::stod(arguments[6]), arguments[7]};
+  return {std::stoi(words[0]), std::stoi(words[1]), or_empty(words[2]), or_empty(words[3]),
+          std::stoi(words[4]), std::stoi(words[5]), std::stod(words[6]), words[7]};
 }
 
 namespace {

@@ -19,7 +19,7 @@ struct WorkerTask {
 
   static constexpr int argument_count = 8;  // after --worker: THREADS ALL POLICY PRESET DONE TOTAL ELAPSED OUT
   [[nodiscard]] std::string arguments() const;  // "--worker ...", OUT quoted for the shell
-  static WorkerTask parse(std::span<std::string const> arguments);
+  static WorkerTask parse(std::span<std::string const> words);  // the argument_count words after --worker
 };
 
 // Runs the task's share of the study in this process (Kokkos started with the task's threads;
