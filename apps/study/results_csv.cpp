@@ -100,13 +100,13 @@ std::string to_csv(std::span<Row const> rows) {
   for (std::size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + quote(columns[i]);
   out += "\n";
   for (auto const& r : rows) {
-    std::vector<std::string> f = {
+    std::vector<std::string> fields = {
         r.problem, r.platform, r.application, number(r.fom), r.unit, number(r.arch_eff), number(r.app_eff),
         number(r.limit), r.limit_name, number(r.fom_min), number(r.fom_max), number(r.fom_stddev),
         number(r.median_s), std::to_string(r.repetitions), number(r.flops), number(r.bytes),
         number(r.bytes > 0 ? r.flops / r.bytes : 0), number(r.peak_GBps), number(r.peak_GFLOPps), number(r.peak_fma_GFLOPps), r.workload,
         r.size, std::to_string(r.devices), r.mesh, std::to_string(r.threads)};
-    for (std::size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + quote(f[i]);
+    for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + quote(fields[i]);
     out += "\n";
   }
   return out;
@@ -116,48 +116,48 @@ std::vector<Row> parse_csv(std::string_view text, std::string const& source) {
   auto records = split_csv(text, source);
   if (records.empty()) throw StudyError(std::format("{}: empty: a study CSV needs at least its header line", source));
   auto const& header = records[0];
-  std::map<std::string, std::size_t> at;
-  for (std::size_t i = 0; i < header.size(); ++i) at[header[i]] = i;
+  std::map<std::string, std::size_t> column_index;
+  for (std::size_t i = 0; i < header.size(); ++i) column_index[header[i]] = i;
   for (char const* required : {"problem", "platform", "application", "fom", "unit"})
-    if (!at.contains(required))
+    if (!column_index.contains(required))
       throw StudyError(std::format("{}:1: the header has no '{}' column (a study CSV starts with: problem, platform, "
                                    "application, fom, unit, ...)",
                                    source, required));
   std::vector<Row> rows;
   for (std::size_t n = 1; n < records.size(); ++n) {
-    auto const& rec = records[n];
-    if (rec.size() != header.size())
-      throw StudyError(std::format("{}:{}: {} fields, but the header has {}", source, n + 1, rec.size(), header.size()));
-    auto text_of = [&](char const* c) { return at.contains(c) ? rec[at[c]] : std::string(); };
-    auto num = [&](char const* c) { return to_double(text_of(c), c, source, n + 1); };
+    auto const& record = records[n];
+    if (record.size() != header.size())
+      throw StudyError(std::format("{}:{}: {} fields, but the header has {}", source, n + 1, record.size(), header.size()));
+    auto text_of = [&](char const* c) { return column_index.contains(c) ? record[column_index[c]] : std::string(); };
+    auto number_in = [&](char const* c) { return to_double(text_of(c), c, source, n + 1); };
     Row r;
     r.problem = text_of("problem");
     r.platform = text_of("platform");
     r.application = text_of("application");
     if (r.problem.empty() || r.platform.empty() || r.application.empty())
       throw StudyError(std::format("{}:{}: problem, platform and application must not be empty", source, n + 1));
-    r.fom = num("fom");
+    r.fom = number_in("fom");
     if (!(r.fom >= 0)) throw StudyError(std::format("{}:{}: fom {} is negative", source, n + 1, r.fom));
     r.unit = text_of("unit");
-    r.arch_eff = num("arch eff");
-    r.app_eff = num("app eff");
-    r.limit = num("limit");
+    r.arch_eff = number_in("arch eff");
+    r.app_eff = number_in("app eff");
+    r.limit = number_in("limit");
     r.limit_name = text_of("limit_name");
-    r.fom_min = num("fom_min");
-    r.fom_max = num("fom_max");
-    r.fom_stddev = num("fom_stddev");
-    r.median_s = num("median_s");
-    r.repetitions = static_cast<int>(num("repetitions"));
-    r.flops = num("flops");
-    r.bytes = num("bytes");
-    r.peak_GBps = num("peak_GBps");
-    r.peak_GFLOPps = num("peak_GFLOPps");
-    r.peak_fma_GFLOPps = num("peak_FMA_GFLOPps");
+    r.fom_min = number_in("fom_min");
+    r.fom_max = number_in("fom_max");
+    r.fom_stddev = number_in("fom_stddev");
+    r.median_s = number_in("median_s");
+    r.repetitions = static_cast<int>(number_in("repetitions"));
+    r.flops = number_in("flops");
+    r.bytes = number_in("bytes");
+    r.peak_GBps = number_in("peak_GBps");
+    r.peak_GFLOPps = number_in("peak_GFLOPps");
+    r.peak_fma_GFLOPps = number_in("peak_FMA_GFLOPps");
     r.workload = text_of("workload");
     r.size = text_of("size");
-    r.devices = static_cast<int>(num("devices"));
+    r.devices = static_cast<int>(number_in("devices"));
     r.mesh = text_of("mesh");
-    r.threads = static_cast<int>(num("threads"));
+    r.threads = static_cast<int>(number_in("threads"));
     rows.push_back(std::move(r));
   }
   return rows;
