@@ -130,13 +130,17 @@ Mesh dp_mp_mesh(Configuration const& c) {
   return mesh_of(two);
 }
 
-std::optional<std::string> check_mlp(Size const& s, Configuration const& c) {
+// A workload on (dp, mp): batch over dp, the size parameter `over_mp` over mp.
+std::optional<std::string> check_dp_mp(Size const& s, Configuration const& c, char const* over_mp) {
   if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
   auto [dp, mp] = dp_mp_sizes(c);
   if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
-  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
+  if (s[over_mp] % mp)
+    return std::format("{} = {} is not divisible by the mesh's second axis ({})", over_mp, s[over_mp], mp);
   return std::nullopt;
 }
+
+std::optional<std::string> check_mlp(Size const& s, Configuration const& c) { return check_dp_mp(s, c, "hidden"); }
 
 Instance megatron_mlp(Size const& s, Configuration const& c) {
   std::int64_t batch = s["batch"], model = s["model"], hidden = s["hidden"];
@@ -153,21 +157,13 @@ Instance megatron_mlp(Size const& s, Configuration const& c) {
 
 // The attention and transformer workloads run on (dp, mp) as the MLP does: batch over dp, heads
 // over mp.
-std::optional<std::string> check_heads(Size const& s, Configuration const& c) {
-  if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
-  auto [dp, mp] = dp_mp_sizes(c);
-  if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
-  if (s["heads"] % mp) return std::format("heads = {} is not divisible by the mesh's second axis ({})", s["heads"], mp);
-  return std::nullopt;
-}
+std::optional<std::string> check_heads(Size const& s, Configuration const& c) { return check_dp_mp(s, c, "heads"); }
 
 std::optional<std::string> check_transformer(Size const& s, Configuration const& c) {
   if (s["model"] % s["heads"])
     return std::format("model = {} is not divisible by heads = {} (head_dim = model / heads)", s["model"], s["heads"]);
   if (auto why = check_heads(s, c)) return why;
-  auto [dp, mp] = dp_mp_sizes(c);
-  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
-  return std::nullopt;
+  return check_mlp(s, c);  // hidden over mp (the mesh and batch passed check_heads)
 }
 
 Instance attention(Size const& s, Configuration const& c) {
