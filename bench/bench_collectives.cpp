@@ -24,7 +24,7 @@
 
 #include "copy_baseline.hpp"
 #include "tessel/runtime/collectives.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 namespace {
 

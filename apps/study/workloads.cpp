@@ -27,7 +27,7 @@
 
 #include "attention_layers.hpp"
 #include "tessel/runtime/collectives.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/tools/profile.hpp"
 

@@ -15,7 +15,7 @@
 #include "tessel/expr/iota.hpp"
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
-#include "tessel/expr/scan.hpp"
+#include "tessel/expr/cumsum.hpp"
 #include "tessel/expr/take.hpp"
 #include "tessel/expr/view.hpp"
 #include "tessel/expr/concatenate.hpp"

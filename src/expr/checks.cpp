@@ -18,16 +18,12 @@ void throw_message(Message const& message) { throw Error(std::string(message.vie
 }  // namespace tessel::detail
 
 #include "tessel/expr/iota.hpp"
-#include "tessel/expr/scan.hpp"
 #include "tessel/expr/take.hpp"
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 
 namespace tessel::detail {
 
-namespace {
-// `axis` (negative counts from the end) as a dimension of `shape`; fails naming it ("axis" or
-// "dimension", as the op calls it) and the shape.
 std::uint8_t one_axis(char const* op, char const* what, Shape const& shape, int axis) {
   int rank = shape.rank();
   int d = axis < 0 ? axis + rank : axis;
@@ -35,14 +31,11 @@ std::uint8_t one_axis(char const* op, char const* what, Shape const& shape, int 
     throw Error(std::format("{}: {} {} is out of range for shape {} of rank {}", op, what, axis, to_string(shape), rank));
   return static_cast<std::uint8_t>(d);
 }
-}  // namespace
 
 std::uint8_t iota_dimension(Shape const& shape, int dimension) {
   (void)shape.num_elements();  // checks the sizes
   return one_axis("iota", "dimension", shape, dimension);
 }
-
-std::uint8_t scan_axis(char const* op, Shape const& shape, int axis) { return one_axis(op, "axis", shape, axis); }
 
 Shape take_shape(Shape const& table, Shape const& indices, int& axis) {
   axis = one_axis("take", "axis", table, axis);

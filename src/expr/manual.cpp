@@ -6,9 +6,26 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/expr/manual_collective.hpp"
-#include "tessel/runtime/shard_map_scope.hpp"
+#include "tessel/expr/manual_scope.hpp"
 
 namespace tessel {
+
+namespace detail {
+namespace {
+thread_local Mesh const* active_mesh = nullptr;
+}
+
+Mesh const* active_shard_map_mesh() { return active_mesh; }
+
+ShardMapScope::ShardMapScope(Mesh const& mesh) {
+  if (active_mesh != nullptr)
+    throw Error(std::format("shard_map over {} called inside the body of a shard_map over {}: tessel's shard_map "
+                            "regions do not nest; write the inner collectives in the outer body",
+                            to_string(mesh), to_string(*active_mesh)));
+  active_mesh = &mesh;
+}
+ShardMapScope::~ShardMapScope() { active_mesh = nullptr; }
+}  // namespace detail
 
 char const* manual_name(ManualKind kind) {
   switch (kind) {

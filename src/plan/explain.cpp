@@ -5,7 +5,7 @@
 
 #include "tessel/plan/cache.hpp"
 #include "tessel/plan/passes.hpp"
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 
 namespace tessel::plan {
 
@@ -36,17 +36,6 @@ std::string to_string(Plan const& plan) {
 
 namespace {
 
-char const* kind_name(Step const& s) {
-  switch (s.kind) {
-    case StepKind::reshard: return "reshard";
-    case StepKind::kernel: return "kernel";
-    case StepKind::collective: return id(s.collective);
-    case StepKind::view: return "view";
-    case StepKind::scan_carry: return "scan_carry";
-  }
-  return "?";
-}
-
 std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -73,7 +62,7 @@ std::string to_json(Plan const& plan) {
     InstructionCost const& c = costs[k];
     std::string operands;
     for (std::size_t j = 0; j < st.operands.size(); ++j) operands += std::format("{}{}", j ? ", " : "", st.operands[j]);
-    // The cost analysis (tools/cost_analysis.hpp): what every step has, then what some kinds add.
+    // The cost analysis (plan/cost_analysis.hpp): what every step has, then what some kinds add.
     std::string cost = std::format(", \"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}", c.flops,
                                    c.bytes_read, c.bytes_written);
     if (!c.ops.empty()) cost += std::format(", \"ops\": [{}]", strings(c.ops));

@@ -8,12 +8,13 @@
 #include <Kokkos_Profiling_ScopedRegion.hpp>
 
 #include "tessel/core/error.hpp"
-#include "tessel/runtime/arg_reduce.hpp"
+#include <mutex>
+#include <unordered_map>
+
+#include "tessel/core/device_groups.hpp"
 #include "tessel/runtime/collectives.hpp"
-#include "tessel/runtime/device_groups.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
-#include "tessel/runtime/scan.hpp"
 #include "tessel/runtime/step_observer.hpp"
 #include "kernels/kernel.hpp"
 #include "distributed/world.hpp"
@@ -27,15 +28,6 @@ ExecutionCounts& execution_counts() {
 }
 
 namespace detail {
-namespace {
-
-// A reshape that keeps every device's block: the same shard memory under another shape.
-ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding) {
-  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards, in->varying});
-  for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
-    out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
-  return out;
-}
 
 // An all-reduce (or reduce-scatter, landing on `to`) of `partial` over the groups of `axes`.
 ImplPtr complete_reduce(ImplPtr const& partial, plan::Collective kind, NamedSharding const& to,
@@ -59,6 +51,16 @@ ImplPtr complete_reduce(ImplPtr const& partial, plan::Collective kind, NamedShar
     if (all_reduce) collectives.all_reduce(partial->dtype, op, members, held);
     else collectives.reduce_scatter(partial->dtype, op, members, held, pieces);
   }
+  return out;
+}
+
+namespace {
+
+// A reshape that keeps every device's block: the same shard memory under another shape.
+ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding const& sharding) {
+  auto out = std::make_shared<TensorImpl>(TensorImpl{shape, in->dtype, sharding, in->shards, in->varying});
+  for (std::size_t pos = 0; pos < out->shards.size(); ++pos)
+    out->shards[pos].index = sharding.layout().box(shape, static_cast<int>(pos));
   return out;
 }
 
@@ -92,63 +94,52 @@ ImplPtr reshard_and_count(ImplPtr const& from, NamedSharding const& to, bool sta
 // An all-reduce or reduce-scatter completing a reduction's partial results.
 void reduce_collective(plan::Step const& step, std::vector<ImplPtr> const& operands, RunState& state) {
   ImplPtr& result = state.values[static_cast<std::size_t>(step.node)];
-  if (step.with_index) {
-    // argmax: the winning values, then the first index among the devices holding them.
-    ImplPtr& values = state.second[static_cast<std::size_t>(step.node)];
-    ImplPtr winner = complete_reduce(values, step.collective, *step.to, step.axes, step.combine);
-    auto masked = mask_losers(*operands[0], *values, *winner, step.label.c_str());
-    result = complete_reduce(masked, step.collective, *step.to, step.axes, ReduceOp::min);
-    values = winner;
-  } else {
-    result = complete_reduce(operands[0], step.collective, *step.to, step.axes, step.combine);
-  }
+  result = complete_reduce(operands[0], step.collective, *step.to, step.axes, step.combine);
   if (step.divide_by) divide_in_place(*result, *step.divide_by, step.label.c_str());
 }
 
-void run_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+// The steps the executor runs itself: no op's kernel, only what every step kind means.
+void run_generic_step(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   std::vector<ImplPtr> operands;
   operands.reserve(step.operands.size());
   for (int o : step.operands) operands.push_back(state.values[static_cast<std::size_t>(o)]);
   ImplPtr& result = state.values[static_cast<std::size_t>(plan::result_slot(step))];
-  auto& counts = execution_counts();
+  auto const& node_plan = plan.nodes[static_cast<std::size_t>(step.node)];
   switch (step.kind) {
-    case plan::StepKind::kernel:
-      if (!step.run) throw Error(std::format("tessel: internal error: no kernel attached to step '{}'", step.label));
-      step.run(plan, step, state);
-      ++counts.kernels;
-      return;
     case plan::StepKind::collective:
-      if (step.run) {  // one written in shard_map: its kind's kernel moves the blocks
-        step.run(plan, step, state);
-        ++counts[step.collective];
-      } else if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
+      if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter)
         reduce_collective(step, operands, state);
-        ++counts[step.collective];
-      } else {  // one step of a sharding change
+      else  // one step of a sharding change
         result = reshard_and_count(operands[0], *step.to, step.starts_reshard);
-      }
       return;
-    case plan::StepKind::scan_carry: {
-      // In place: the scan step just made this tensor and no other value holds it yet.
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      scan_carry(const_cast<TensorImpl&>(*operands[0]), n.axis, n.combine, step.label.c_str());
-      result = operands[0];
+    case plan::StepKind::view:
+      result = reinterpret_shards(operands[0], plan.graph[static_cast<std::size_t>(step.node)].shape,
+                                  *node_plan.after_collective);
       return;
-    }
-    case plan::StepKind::view: {
-      auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
-      result = reinterpret_shards(operands[0], n.shape, *plan.nodes[static_cast<std::size_t>(step.node)].after_collective);
-      return;
-    }
     case plan::StepKind::reshard:
       result = reshard_and_count(operands[0], *step.to, step.starts_reshard);
       return;
+    case plan::StepKind::kernel:
+    case plan::StepKind::exchange:
+      break;
   }
+  throw Error(std::format("tessel: internal error: no kernel bound to step '{}'", step.label));
+}
+
+void run_step(plan::Plan const& plan, plan::Step const& step, KernelFn kernel, RunState& state) {
+  if (kernel != nullptr) kernel(plan, step, state);
+  else run_generic_step(plan, step, state);
+  auto& counts = execution_counts();
+  if (step.kind == plan::StepKind::kernel) ++counts.kernels;
+  // A sharding change's step counts itself (reshard_and_count); a reduction's collective here.
+  bool completes_reduction = step.collective == plan::Collective::all_reduce ||
+                             step.collective == plan::Collective::reduce_scatter;
+  if (step.kind == plan::StepKind::collective && (kernel != nullptr || completes_reduction)) ++counts[step.collective];
 }
 
 }  // namespace
 
-ImplPtr execute(plan::Plan const& plan, RunState& state) {
+ImplPtr execute(plan::Plan const& plan, StepKernels const& kernels, RunState& state) {
   struct Labelled {  // the step's label for every kernel it launches (launch.hpp)
     explicit Labelled(std::string const& label) : region(label) { running_step_label = label.c_str(); }
     ~Labelled() { running_step_label = nullptr; }
@@ -159,10 +150,10 @@ ImplPtr execute(plan::Plan const& plan, RunState& state) {
     Labelled scope(step.label);
     if (StepObserver* watch = active_step_observer) [[unlikely]] {  // a trace or a profile (tools/)
       watch->before(plan, k, state);
-      run_step(plan, step, state);
+      run_step(plan, step, kernels[k], state);
       watch->after(plan, k, state);
     } else {
-      run_step(plan, step, state);
+      run_step(plan, step, kernels[k], state);
     }
   }
   return state.values[static_cast<std::size_t>(plan.slot.back())];
@@ -205,7 +196,7 @@ bool spans_processes(plan::Plan const& plan) {
   return false;
 }
 
-bool alike(std::vector<unsigned long long> const& words) {
+bool all_equal(std::vector<unsigned long long> const& words) {
   return std::all_of(words.begin(), words.end(), [&](auto w) { return w == words[0]; });
 }
 
@@ -214,7 +205,7 @@ bool alike(std::vector<unsigned long long> const& words) {
 void agree_on_plan(plan::Plan const& plan) {
   if (distributed::process_count() == 1 || !spans_processes(plan)) return;
   auto all = distributed::all_gather_word(plan.fingerprint());
-  if (alike(all)) return;
+  if (all_equal(all)) return;
   std::string list;
   for (std::size_t p = 0; p < all.size(); ++p) list += std::format("{}process {}: {:016x}", p ? ", " : "", p, all[p]);
   // The first instruction that differs: every process compares the same gathered hashes, so all
@@ -223,7 +214,7 @@ void agree_on_plan(plan::Plan const& plan) {
   std::size_t common = *std::min_element(counts.begin(), counts.end());
   std::string where;
   for (std::size_t k = 0; k < common && where.empty(); ++k) {
-    if (!alike(distributed::all_gather_word(plan.step_fingerprint(k))))
+    if (!all_equal(distributed::all_gather_word(plan.step_fingerprint(k))))
       where = std::format("instruction {} differs; this process's is '{}'", k, plan.steps[k].label);
   }
   if (where.empty())
@@ -237,17 +228,45 @@ void agree_on_plan(plan::Plan const& plan) {
 }
 }  // namespace
 
-void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& regions) {
+StepKernels bind_kernels(plan::Plan const& plan, std::vector<KernelFn> const& regions) {
   agree_on_plan(plan);
-  for (auto& step : plan.steps) {
+  StepKernels kernels(plan.steps.size(), nullptr);
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    auto const& step = plan.steps[k];
     NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;
-    // A collective written in shard_map runs its own kernel; the planner's run in run_step.
-    if (step.kind == plan::StepKind::collective && kind == NodeKind::manual_collective) step.run = kernel_for(kind);
-    if (step.kind != plan::StepKind::kernel) continue;
-    step.run = computed(kind) == Computed::kernel ? kernel_for(kind) : regions[static_cast<std::size_t>(step.node)];
-    if (!step.run) throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
+    if (step.by_op) kernels[k] = kernel_for(kind);
+    else if (step.kind == plan::StepKind::kernel) kernels[k] = regions[static_cast<std::size_t>(step.node)];
+    bool needs_kernel = step.by_op || step.kind == plan::StepKind::kernel;
+    if (needs_kernel && kernels[k] == nullptr)
+      throw Error(std::format("tessel: internal error: no kernel for step '{}'", step.label));
   }
-  plan.kernels_attached = true;
+  return kernels;
+}
+
+namespace {
+struct KernelCache {
+  std::mutex mutex;
+  std::unordered_map<plan::Plan const*, std::unique_ptr<StepKernels>> bound;
+};
+KernelCache& kernel_cache() {
+  static KernelCache cache;
+  return cache;
+}
+}  // namespace
+
+StepKernels const* cached_kernels(plan::Plan const& plan) {
+  auto& cache = kernel_cache();
+  std::lock_guard lock(cache.mutex);
+  auto it = cache.bound.find(&plan);
+  return it == cache.bound.end() ? nullptr : it->second.get();
+}
+
+StepKernels const& keep_kernels(plan::Plan const& plan, StepKernels kernels) {
+  auto& cache = kernel_cache();
+  std::lock_guard lock(cache.mutex);
+  auto& slot = cache.bound[&plan];
+  if (!slot) slot = std::make_unique<StepKernels>(std::move(kernels));  // another thread may have bound it first
+  return *slot;
 }
 
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) { return reshard_and_count(from, to, true); }

@@ -79,11 +79,7 @@ std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<st
                                               FixedVector<std::uint8_t, max_rank> const& rows,
                                               FixedVector<std::uint8_t, max_rank> const& cols) {
   std::int64_t strides[max_rank];
-  std::int64_t st = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = st;
-    st *= shape[d];
-  }
+  row_major_strides(shape, strides);
   auto r = merged(shape, strides, rows), c = merged(shape, strides, cols);
   if (!r || !c) return std::nullopt;
   auto [row_extent, row_stride] = *r;
@@ -118,11 +114,7 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
   } g{};
   g.rank = static_cast<int>(order.size());
   std::int64_t strides[max_rank];
-  std::int64_t st = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = st;
-    st *= shape[d];
-  }
+  row_major_strides(shape, strides);
   for (int k = 0; k < g.rank; ++k) {
     g.extent[k] = shape[order[static_cast<std::size_t>(k)]];
     g.src_stride[k] = strides[order[static_cast<std::size_t>(k)]];

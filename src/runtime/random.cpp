@@ -32,12 +32,10 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
     std::int64_t global_stride[max_rank];
   } g{};
   g.rank = global.rank();
-  std::int64_t stride = 1;
-  for (int d = g.rank; d-- > 0;) {
+  row_major_strides(global, g.global_stride);
+  for (int d = 0; d < g.rank; ++d) {
     g.local_extent[d] = index[static_cast<std::size_t>(d)].size();
     g.start[d] = index[static_cast<std::size_t>(d)].start;
-    g.global_stride[d] = stride;
-    stride *= global[static_cast<std::size_t>(d)];
   }
   std::int64_t n = index.num_elements();
   Kokkos::parallel_for(

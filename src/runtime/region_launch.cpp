@@ -24,16 +24,6 @@ Space make_space(Shape const& local, FixedVector<std::uint8_t, max_rank> const* 
   return s;
 }
 
-namespace {
-void row_major_strides(Shape const& shape, std::int64_t* stride) {
-  std::int64_t st = 1;
-  for (std::size_t j = shape.size(); j-- > 0;) {
-    stride[j] = st;
-    st *= shape[j];
-  }
-}
-}  // namespace
-
 void leaf_strides(LeafLayout const& leaf, Shape const& region, Space const& space, std::int64_t* stride) {
   auto offset = static_cast<int>(region.size()) - static_cast<int>(leaf.shape.size());
   for (int k = 0; k < space.rank; ++k) {

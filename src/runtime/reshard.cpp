@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "tessel/runtime/collectives.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 namespace tessel::detail {
 namespace {

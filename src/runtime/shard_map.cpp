@@ -12,8 +12,6 @@ namespace tessel {
 namespace detail {
 
 namespace {
-thread_local Mesh const* active_mesh = nullptr;
-
 // The mesh axes (of more than one device) a sharding splits a tensor over.
 std::uint32_t split_axes(NamedSharding const& s) {
   std::uint32_t mask = 0;
@@ -29,17 +27,6 @@ std::string spec_list(std::vector<PartitionSpec> const& specs) {
   return s + (specs.size() == 1 ? ",)" : ")");
 }
 }  // namespace
-
-Mesh const* active_shard_map_mesh() { return active_mesh; }
-
-ShardMapScope::ShardMapScope(Mesh const& mesh) {
-  if (active_mesh != nullptr)
-    throw Error(std::format("shard_map over {} called inside the body of a shard_map over {}: tessel's shard_map "
-                            "regions do not nest; write the inner collectives in the outer body",
-                            to_string(mesh), to_string(*active_mesh)));
-  active_mesh = &mesh;
-}
-ShardMapScope::~ShardMapScope() { active_mesh = nullptr; }
 
 thread_local ShardMapRecorder* shard_map_recorder = nullptr;
 void record_plan_text(std::string text) {

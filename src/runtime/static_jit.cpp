@@ -23,18 +23,14 @@ void throw_static_mesh(std::size_t index, Mesh const& have, Mesh const& first) {
 
 std::string static_step_text(plan::StaticStep const& s) {
   return std::format("{} node {} on {} devices ({} bytes, est {:.3f} us)",
-                     s.kind == plan::StepKind::collective ? plan::name(s.collective)
-                     : s.kind == plan::StepKind::kernel   ? "kernel"
-                     : s.kind == plan::StepKind::view     ? "view"
-                     : s.kind == plan::StepKind::reshard  ? "reshard"
-                                                          : "scan-carry",
+                     s.kind == plan::StepKind::collective ? plan::name(s.collective) : plan::name(s.kind),
                      s.node, s.devices, s.bytes, s.estimate_us);
 }
 
-void throw_static_mismatch(std::size_t step, std::string const& made, std::string const& bound) {
+void throw_static_mismatch(std::size_t step, std::string const& compiled, std::string const& bound) {
   throw Error(std::format("static_jit: internal error: instruction {} of the plan bound to these devices ({}) differs "
                           "from the compiler's ({}); please report the program",
-                          step, bound, made));
+                          step, bound, compiled));
 }
 
 void bind_shardings(std::vector<plan::NodePlan>& nodes, Mesh const& mesh) {

@@ -9,7 +9,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/error.hpp"
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 #include "tessel/tools/trace.hpp"
 
 namespace tessel {

@@ -19,7 +19,7 @@
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/execute.hpp"
 #include "tessel/runtime/step_observer.hpp"
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 
 namespace tessel {
 namespace detail {
@@ -100,8 +100,8 @@ class TraceWriter final : public StepObserver {
     double ts = std::chrono::duration<double, std::micro>(start_ - origin_).count();
     double dur = std::chrono::duration<double, std::micro>(end - start_).count();
     plan::InstructionCost cost;
-    cost.kind = plan::label_kind(step);
-    if (step.kind == plan::StepKind::kernel) cost.ops = plan::kernel_ops(plan, step);
+    cost.kind = step.name;
+    if (step.kind == plan::StepKind::kernel) cost.ops = step.ops;
     auto groups = plan::step_groups(step);
     auto axes = plan::step_axes(step);
     plan::GraphNode const& node = plan.graph[static_cast<std::size_t>(step.node)];

@@ -11,7 +11,7 @@
 #include "support/data.hpp"
 #include "support/meshes.hpp"
 #include "tessel/runtime/collectives.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;

@@ -14,7 +14,7 @@
 
 #include "support/close.hpp"
 #include "support/meshes.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 #include "tessel/tessel.hpp"
 
 using Catch::Matchers::ContainsSubstring;

@@ -1,4 +1,4 @@
-// explain's cost analysis (tools/cost_analysis.hpp) against values computed by hand: a matmul
+// explain's cost analysis (plan/cost_analysis.hpp) against values computed by hand: a matmul
 // whose contracting dimension is split (a GEMM per device, then an all-reduce of its partial
 // sums), and a sum whose partial results meet in an all-reduce, over 'mp' and over 'dp'.
 #include <catch2/catch_test_macros.hpp>
@@ -13,7 +13,7 @@
 
 #include "support/data.hpp"
 #include "tessel/tessel.hpp"
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 
 using namespace tessel;
 using Catch::Matchers::ContainsSubstring;

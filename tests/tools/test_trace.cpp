@@ -13,7 +13,7 @@
 
 #include "support/data.hpp"
 #include "tessel/tessel.hpp"
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 #include "tessel/tools/trace.hpp"
 
 using namespace tessel;

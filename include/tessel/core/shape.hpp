@@ -48,6 +48,16 @@ class Shape : public FixedVector<std::int64_t, max_rank, RankCapacity> {
   }
 };
 
+// The row-major strides (in elements) of a buffer of this shape, into stride[0 .. rank): the last
+// dimension's is 1. Every dense block tessel stores is laid out so.
+constexpr void row_major_strides(Shape const& shape, std::int64_t* stride) {
+  std::int64_t st = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    stride[d] = st;
+    st *= shape[d];
+  }
+}
+
 // "(128, 4)", the way NumPy prints shapes.
 std::string to_string(Shape const& shape);
 

@@ -68,4 +68,8 @@ constexpr Mesh const* mesh_of(E const& e) {
   }
 }
 
+// `axis` (negative counts from the end) as a dimension of `shape`; fails naming it ("axis" or
+// "dimension", as the op calls it), the op and the shape (src/expr/checks.cpp).
+std::uint8_t one_axis(char const* op, char const* what, Shape const& shape, int axis);
+
 }  // namespace tessel::detail

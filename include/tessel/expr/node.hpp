@@ -9,15 +9,20 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessel/core/dtype.hpp"
 #include "tessel/core/message.hpp"
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/concept.hpp"
 #include "tessel/expr/op_list.hpp"
 #include "tessel/expr/promote.hpp"
-#include "tessel/runtime/tensor.hpp"
 
 namespace tessel {
+
+// The runtime's sharded tensor (runtime/tensor.hpp), named here without including it: the
+// expression layer sits below the runtime, and a tensor leaf is only made where a Tensor exists.
+template <Element T>
+class Tensor;
 
 // NodeKind: expr/op_list.hpp.
 

@@ -1,7 +1,7 @@
 #pragma once
 // Every kind of expression node, in one list: the one line that registers a new op. The list
-// makes NodeKind, the planner's rule table (NAME_rules(), src/plan/rules/) and the executor's
-// kernel table (NAME_kernel, src/runtime/kernels/), so none of them can miss a kind.
+// makes NodeKind, the planner's rule table (NAME_rules, plan/detail/rules.hpp) and the executor's
+// kernel table (NAME_kernel, src/runtime/kernels/registry.cpp), so none of them can miss a kind.
 //
 // Each entry is the kind's name and how the executor makes its value:
 //   leaf    - given by the call (a tensor, a C++ scalar): no step computes it;
@@ -9,15 +9,21 @@
 //             (runtime/region_kernels.hpp), so it can be read element by element in place;
 //   kernel  - by an untyped kernel of its own, `void NAME_kernel(Plan const&, Step const&,
 //             RunState&)` in src/runtime/kernels/NAME.cpp; a boundary of the regions around it;
-//   moves   - by reshard steps alone (a sharding constraint).
+//   reshard - by reshard steps alone (a sharding constraint).
 //
-// Adding an op (take, for example):
-//   1. include/tessel/expr/take.hpp: its tag (kind, Data, shape, name, describe, sign; node.hpp)
-//      and the user function that builds the node (shape checks in src/expr/checks.cpp);
-//   2. src/plan/rules/gather.cpp: its sharding rule and its steps (OpRules, ending with
-//      TESSEL_RULES(gather, GatherRules));
-//   3. src/runtime/kernels/gather.cpp: gather_kernel (only for `kernel` ops);
-//   and one line here. CMake picks up the two .cpp files by their folders.
+// Adding an op computed by a kernel (cumsum, for example), named as the user calls it:
+//   1. include/tessel/expr/cumsum.hpp: its tag (kind, Data, shape, name, describe, sign; node.hpp)
+//      and the user function that builds the node, with its shape checks (expr/checks.hpp's
+//      shared ones, e.g. detail::one_axis);
+//   2. include/tessel/plan/detail/rules/cumsum.hpp: CumsumRules (OpRules: natural, assign, region,
+//      materialize), ending with `inline constexpr CumsumRules cumsum_rules{};`, and its include
+//      line in plan/detail/rules.hpp. Its materialize adds the op's steps; a step the op runs
+//      itself beyond its kernel step (cumsum's carry: an exchange; argmax's all-reduce of values
+//      and indices: a collective) is marked Step::by_op, so nothing else learns of the op;
+//   3. src/runtime/kernels/cumsum.cpp: cumsum_kernel, which runs each of the op's by_op steps
+//      (told apart by Step::kind); CMake picks the file up by its folder;
+//   4. its line here, its include line in tessel.hpp, and its test, tests/expr/test_cumsum.cpp.
+// An op whose node needs attributes no kind has yet adds them to plan::GraphNode (plan/graph.hpp).
 #include <cstdint>
 
 #define TESSEL_OPS(OP)                                                                                       \
@@ -25,13 +31,13 @@
   OP(scalar, leaf)                                                                                           \
   OP(elementwise, region)                                                                                    \
   OP(reduce, region)                                                                                         \
-  OP(constraint, moves)                                                                                      \
+  OP(constraint, reshard)                                                                                    \
   OP(dot, kernel)                                                                                            \
   OP(view, kernel)                                                                                           \
   OP(concatenate, kernel)                                                                                    \
   OP(iota, region)                                                                                           \
-  OP(scan, kernel)                                                                                           \
-  OP(gather, kernel)                                                                                         \
+  OP(cumsum, kernel)                                                                                         \
+  OP(take, kernel)                                                                                           \
   OP(argreduce, kernel)                                                                                      \
   OP(manual_collective, kernel)
 
@@ -46,7 +52,7 @@ inline constexpr std::size_t node_kind_count = 0 TESSEL_OPS(TESSEL_OP_COUNT);
 #undef TESSEL_OP_COUNT
 
 // How the executor makes a kind's value (the list's second column).
-enum class Computed : std::uint8_t { leaf, region, kernel, moves };
+enum class Computed : std::uint8_t { leaf, region, kernel, reshard };
 
 constexpr Computed computed(NodeKind kind) {
   switch (kind) {

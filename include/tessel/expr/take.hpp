@@ -13,8 +13,8 @@
 
 namespace tessel {
 
-struct Gather {
-  static constexpr NodeKind kind = NodeKind::gather;
+struct Take {
+  static constexpr NodeKind kind = NodeKind::take;
   struct Data {
     std::uint8_t axis;
     Shape shape;
@@ -27,7 +27,7 @@ struct Gather {
   static void sign(Data const& d, Shape const&, auto& sink) { sink.word(d.axis); }
 };
 template <class Table, class Indices>
-using GatherNode = Node<Gather, Table, Indices>;
+using TakeNode = Node<Take, Table, Indices>;
 
 namespace detail {
 // Checks the axis and the result's rank (naming both shapes) and returns the result's shape;
@@ -45,7 +45,7 @@ auto take(T const& table, I const& indices, int axis = 0) {
   static_assert(!std::same_as<expr_value_t<decltype(t)>, bool>, "tessel: take from a comparison after astype<>()");
   detail::check_same_devices("take", detail::mesh_of(t), detail::mesh_of(i));
   Shape shape = detail::take_shape(t.shape(), i.shape(), axis);
-  return GatherNode<decltype(t), decltype(i)>{{t, i}, {static_cast<std::uint8_t>(axis), shape}};
+  return TakeNode<decltype(t), decltype(i)>{{t, i}, {static_cast<std::uint8_t>(axis), shape}};
 }
 
 }  // namespace tessel

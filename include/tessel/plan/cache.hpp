@@ -140,13 +140,10 @@ std::unique_lock<std::mutex> lock_cache();
 std::vector<std::unique_ptr<CacheEntry>>& bucket(std::uint64_t hash);
 }  // namespace detail
 
-// Gives a new plan's kernel steps their kernels (runtime/region_kernels.hpp, attach_kernels<E>).
-using AttachKernels = void (*)(Plan&);
-
-// The plan for this expression and requested output sharding, made on first use. `attach` (none
-// for explain and plan_of) gives the plan its kernels the first time a caller asks for them.
+// The plan for this expression and requested output sharding, made on first use. A cached plan
+// is never changed: what runs it (its kernels) the executor keeps beside it.
 template <class E>
-Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, AttachKernels attach = nullptr) {
+Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out) {
   if constexpr (!tessel::detail::depth_ok<E>) {
     static Plan const none;  // not reached: too deep an expression does not compile (node.hpp)
     return none;
@@ -158,10 +155,7 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, Attach
     for (auto const& entry : entries) {
       CompareSink cmp{entry->words};
       full_signature(e, out, cmp);
-      if (cmp.matches()) {
-        if (attach && !entry->plan.kernels_attached) attach(entry->plan);
-        return entry->plan;
-      }
+      if (cmp.matches()) return entry->plan;
     }
     auto entry = std::make_unique<CacheEntry>();
     RecordSink rec{entry->words};
@@ -170,7 +164,6 @@ Plan const& plan_for(E const& e, std::optional<NamedSharding> const& out, Attach
     describe(e, g);
     entry->plan = make_plan(std::move(g), out, cost_model());
     entry->plan.priced_by = cost_model_source();
-    if (attach) attach(entry->plan);
     entries.push_back(std::move(entry));
     return entries.back()->plan;
   }

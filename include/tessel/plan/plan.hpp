@@ -2,7 +2,9 @@
 // A plan: for every node of the graph, the sharding its value has and what it costs to get it
 // there; and the instructions the executor runs, in order, which explain prints.
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessel/core/reduce_op.hpp"
@@ -56,50 +58,85 @@ constexpr bool computes_alike(NodePlan const& a, NodePlan const& b) {
 
 // An instruction's kind. A collective (Step::collective says which) completes a reduction or is
 // one step of a sharding change; `reshard` is a sharding change's step that moves no data between
-// devices (a local slice) or moves it by plain copies (between different meshes).
+// devices (a local slice) or moves it by plain copies (between different meshes). Kinds are
+// generic: what an op needs beyond them it brings as steps its own kernel runs (Step::by_op).
 enum class StepKind : std::uint8_t {
   reshard, kernel, collective,
-  view,       // a reshape that reinterprets each device's block: no kernel, no data moved
-  scan_carry  // a scan over a sharded axis: each block combines the last values of the one before it
+  view,     // a reshape that reinterprets each device's block: no kernel, no data moved
+  exchange  // an op's own step between the devices of groups (cumsum's carry down a sharded axis)
 };
 
-struct Plan;
-struct Step;
-}  // namespace tessel::plan
-namespace tessel::detail {
-struct RunState;  // runtime/execute.hpp: the values a run has made so far
+// The one table of step kinds' names (explain_json's "kind", static_jit's messages).
+constexpr char const* name(StepKind kind) {
+  constexpr char const* names[] = {"reshard", "kernel", "collective", "view", "exchange"};
+  return names[static_cast<std::size_t>(kind)];
 }
-namespace tessel::plan {
-// What a kernel step runs: for a region (its node's kind is computed "region", expr/op_list.hpp)
-// a kernel instantiated from the region's expression type when the plan is first run (the only
-// typed part of running a plan); otherwise its node kind's untyped kernel (NAME_kernel).
-using KernelFn = void (*)(Plan const& plan, Step const& step, tessel::detail::RunState& state);
 
 // One instruction of the executable plan. The executor (runtime/execute.hpp) runs the list in
 // order; explain prints the same list; Kokkos Tools see each as a region named `label`, and the
-// kernels inside carry the same name.
+// kernels inside carry the same name. Tools read the typed fields; `label` and `text` are made
+// from them once, when the step is planned.
 struct Step {
   StepKind kind;
   int node;            // graph node whose value the step produces (its value slot)
   int devices;         // devices running it
   double bytes;        // bytes per device the estimate takes (see plan/reshard.hpp for reshards)
   double estimate_us;  // cost model estimate (0 for kernels)
+  // Its name: "fused", "reduce", "gemm", "scan", "all_reduce", "all_gather", "local_slice", "copy",
+  // "scan_carry", ...: the label's first word, the trace's category, cost analysis's kind.
+  char const* name = "";
+  // Kernels: the ops it runs (a fused region's, in order; an op kernel's own op).
+  std::vector<std::string> ops;
+  // Steps of one node's op (not a region's): the user op it serves, as the label names it
+  // ("dot_general#4", "result mul#3").
+  std::string cause;
   std::string text;    // one line of explain
-  std::string label;   // "tessel::fused[mul,add,tanh]", "tessel::all_reduce(mp)[dot_general#4]", ...
+  std::string label;   // "tessel::fused[mul,add,tanh]", "tessel::all_reduce(mp)[dot_general#4]", ... (step_label)
   // Value slots read (see Plan::slot): a reshard, collective or view reads one, a GEMM two, a
   // concatenate each operand, a kernel every tensor its region reads.
   std::vector<int> operands;
   // reshards: the sharding this step produces; collectives: the sharding after them.
   std::optional<NamedSharding> to;
-  FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives and scan carries: the mesh axes of their groups
+  FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives and exchanges: the mesh axes of their groups
   ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
   std::optional<double> divide_by;                // a mean's count (0 too: 0 / 0 is NaN), divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
-  bool with_index = false;                        // an argmax's all-reduce: values, then indices
+  // Run by its node's op kernel (NAME_kernel, which reads `kind` to tell its steps apart) rather than
+  // by the executor: every kernel step of an op computed by `kernel` (expr/op_list.hpp), and an op's
+  // own collective or exchange (a shard_map collective, argmax's all-reduce of values then
+  // indices, cumsum's carry).
+  bool by_op = false;
   Collective collective{};                        // collectives: which
-  KernelFn run = nullptr;                         // kernels: attached on the plan's first run
   int result = -1;  // the value slot it writes when not its node's (the result reshard of a node that keeps_own)
 };
+
+// The label Kokkos Tools, traces and profiles name a step by: tessel::NAME(GROUPS)[WHAT], where
+// GROUPS are the mesh axes of a step over groups ("all" between meshes) and WHAT is a region's ops
+// or the user op the step serves.
+constexpr std::string step_label(Step const& s, std::string const& groups) {
+  std::string what = s.cause;
+  if (what.empty())
+    for (std::size_t k = 0; k < s.ops.size(); ++k) what += (k ? "," : "") + s.ops[k];
+  return std::string("tessel::") + s.name + (groups.empty() ? "" : "(" + groups + ")") + "[" + what + "]";
+}
+
+// explain_json's "kind": the step kind's name, a collective's own.
+constexpr char const* kind_name(Step const& s) { return s.kind == StepKind::collective ? id(s.collective) : name(s.kind); }
+
+// How many of a list of steps (a Plan's, or a StaticPlan's instructions) are of a kind, or are
+// collectives of a kind: what tests and static_asserts ask of a plan.
+template <class S>
+constexpr int count_steps(std::span<S const> steps, StepKind kind) {
+  int n = 0;
+  for (auto const& s : steps) n += s.kind == kind;
+  return n;
+}
+template <class S>
+constexpr int count_steps(std::span<S const> steps, Collective c) {
+  int n = 0;
+  for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
+  return n;
+}
 
 // The value slot a step writes.
 constexpr int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
@@ -111,9 +148,6 @@ struct Plan {
   // For each node, the node whose value slot holds its value: itself, the node it shares a value
   // with (NodePlan::same_as), or a constraint's operand when nothing is resharded.
   std::vector<int> slot;
-  // Whether the kernel steps have their kernels (Step::run): attached on the first eval of the
-  // plan, not by explain or plan_of, so an expression only explained instantiates no kernel.
-  bool kernels_attached = false;
   // Value slots a run holds: one per node, and one more per node that keeps_own (its result
   // reshard's, at graph.size() + node). Set with `slot` (assign_slots).
   std::size_t slots = 0;
@@ -127,16 +161,14 @@ struct Plan {
     return u < graph.size() ? u : u - graph.size();
   }
 
-  [[nodiscard]] constexpr int count(StepKind kind) const {
+  [[nodiscard]] constexpr int count(StepKind kind) const { return count_steps(std::span(steps), kind); }
+  // Steps of one name ("scan_carry", "gemm", ...).
+  [[nodiscard]] constexpr int count(std::string_view step_name) const {
     int n = 0;
-    for (auto const& s : steps) n += s.kind == kind;
+    for (auto const& s : steps) n += step_name == s.name;
     return n;
   }
-  [[nodiscard]] constexpr int count(Collective c) const {
-    int n = 0;
-    for (auto const& s : steps) n += s.kind == StepKind::collective && s.collective == c;
-    return n;
-  }
+  [[nodiscard]] constexpr int count(Collective c) const { return count_steps(std::span(steps), c); }
   // Instructions, shapes, shardings and meshes, hashed: equal plans have equal fingerprints in
   // every process (no addresses or pointers enter it).
   [[nodiscard]] std::uint64_t fingerprint() const;
@@ -151,7 +183,7 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
 // The plan as text: one line per instruction (kernel, collective, reshard, view), then its costs.
 std::string to_string(Plan const& plan);
 // The plan as JSON: {"fingerprint", "steps": [{"kind", "label", "node", "operands", "devices",
-// "bytes", "estimate_us", cost fields (tools/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
+// "bytes", "estimate_us", cost fields (plan/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
 std::string to_json(Plan const& plan);
 
 }  // namespace tessel::plan

@@ -98,19 +98,12 @@ struct StaticPlan {
   std::optional<NamedSharding> requested;  // the output sharding asked for, over the abstract mesh
 
   [[nodiscard]] constexpr std::size_t size() const { return num_steps; }
+  [[nodiscard]] constexpr std::span<StaticStep const> listed() const { return {steps.data(), num_steps}; }
   [[nodiscard]] constexpr StaticStep const& step(std::size_t k) const { return steps[k]; }
 
   // Instructions of a kind; collectives of a kind, over any axes or over exactly the named ones.
-  [[nodiscard]] constexpr int count(StepKind kind) const {
-    int n = 0;
-    for (std::size_t k = 0; k < num_steps; ++k) n += steps[k].kind == kind;
-    return n;
-  }
-  [[nodiscard]] constexpr int count(Collective c) const {
-    int n = 0;
-    for (std::size_t k = 0; k < num_steps; ++k) n += steps[k].kind == StepKind::collective && steps[k].collective == c;
-    return n;
-  }
+  [[nodiscard]] constexpr int count(StepKind kind) const { return count_steps(listed(), kind); }
+  [[nodiscard]] constexpr int count(Collective c) const { return count_steps(listed(), c); }
   [[nodiscard]] constexpr int count(Collective c, std::initializer_list<std::string_view> axes) const {
     int n = 0;
     for (std::size_t k = 0; k < num_steps; ++k) n += steps[k].kind == StepKind::collective && steps[k].collective == c && over(steps[k], axes);

@@ -11,6 +11,7 @@
 #include "tessel/runtime/execute.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/shard_map_scope.hpp"
+#include "tessel/runtime/tensor.hpp"
 
 namespace tessel {
 
@@ -27,12 +28,13 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
   if constexpr (!detail::depth_ok<E>) {
     return Tensor<expr_value_t<E>>(nullptr);  // not reached: too deep an expression does not compile (node.hpp)
   } else {
-    auto const& plan = plan::plan_for(e, out, &detail::attach_kernels<E>);
+    auto const& plan = plan::plan_for(e, out);
+    auto const& kernels = detail::kernels_for<E>(plan);
     if (detail::shard_map_recorder) [[unlikely]]  // ShardMapped::explain is watching
       detail::record_plan_text(plan::to_string(plan));
     detail::RunState state(std::max(plan.slots, plan.graph.size()));
     detail::bind_inputs(e, 0, state);
-    auto result = detail::execute(plan, state);
+    auto result = detail::execute(plan, kernels, state);
     // Inside shard_map: the result's blocks differ along the axes the plan's root says.
     if (result->varying != plan.graph.back().varying) [[unlikely]]
       result = detail::with_varying(std::move(result), plan.graph.back().varying);

@@ -32,15 +32,28 @@ using ImplPtr = std::shared_ptr<TensorImpl const>;
 
 // One run's values, by graph node.
 struct RunState {
-  explicit RunState(std::size_t nodes) : inputs(nodes), values(nodes), scalars(nodes), second(nodes) {}
+  explicit RunState(std::size_t nodes) : inputs(nodes), values(nodes), scalars(nodes), paired(nodes) {}
   std::vector<ImplPtr> inputs;  // tensor leaves as the call gave them
   std::vector<ImplPtr> values;  // value slots (Plan::slot): what the steps have made so far
   std::vector<double> scalars;  // C++ scalar leaves
-  std::vector<ImplPtr> second;  // a second value some steps make (an argmax's values beside its indices)
+  // A value an op's kernel keeps for its next step (an argmax's values beside its indices).
+  std::vector<ImplPtr> paired;
 };
 
+// What a step runs when the executor does not run it itself (Step::by_op, and every kernel step):
+// a fused region's kernel, instantiated from the region's expression type
+// (runtime/region_kernels.hpp), or an op's untyped kernel (NAME_kernel, src/runtime/kernels/).
+using KernelFn = void (*)(plan::Plan const& plan, plan::Step const& step, RunState& state);
+// One per step of a plan (nullptr for the steps the executor runs itself: reshards, a planner's
+// collectives, views). The plan stays a value; its kernels are bound beside it (bind_kernels).
+using StepKernels = std::vector<KernelFn>;
+
+// Binds each step of `plan` to its kernel, given the region kernels by graph node; on a plan whose
+// devices span processes, checks first that every process is about to run the same plan.
+StepKernels bind_kernels(plan::Plan const& plan, std::vector<KernelFn> const& regions);
+
 // Runs every step of the plan and returns the root's value.
-ImplPtr execute(plan::Plan const& plan, RunState& state);
+ImplPtr execute(plan::Plan const& plan, StepKernels const& kernels, RunState& state);
 
 // Do graph nodes a and b compute the same value the same way in this run: same plans, tensors,
 // scalars and attributes, all the way down through their regions?

@@ -370,7 +370,7 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
 // The kernel each node could need, by graph node: an elementwise node that starts a region (its
 // parent is not elementwise or a reduction, whose regions it joins) and every reduction.
 template <class E, bool InRegion>
-void region_kernels(std::vector<plan::KernelFn>& table, int base) {
+void region_kernels(std::vector<KernelFn>& table, int base) {
   int const id = base + node_count<E>::value - 1;
   if constexpr (E::kind == NodeKind::iota) {
     if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
@@ -393,14 +393,29 @@ void region_kernels(std::vector<plan::KernelFn>& table, int base) {
   }
 }
 
-void attach_kernels(plan::Plan& plan, std::vector<plan::KernelFn> const& table);
-
-// Gives each fused and reduce step of a new plan for expressions of type E its kernel.
+// The kernels of a plan for expressions of type E: each fused and reduce step's instantiated here.
 template <class E>
-void attach_kernels(plan::Plan& plan) {
-  std::vector<plan::KernelFn> table(plan.graph.size(), nullptr);
-  region_kernels<E, false>(table, 0);
-  attach_kernels(plan, table);
+StepKernels bind_kernels(plan::Plan const& plan) {
+  std::vector<KernelFn> regions(plan.graph.size(), nullptr);
+  region_kernels<E, false>(regions, 0);
+  return bind_kernels(plan, regions);
+}
+
+// The kernels of a cached plan for expressions of type E, bound on its first run and kept for the
+// program's life, as cached plans are (plan/cache.hpp): a plan only explained binds none.
+const StepKernels* cached_kernels(plan::Plan const& plan);
+StepKernels const& keep_kernels(plan::Plan const& plan, StepKernels kernels);
+template <class E>
+StepKernels const& kernels_for(plan::Plan const& plan) {
+  // The plan a thread ran last, without a look-up: a jitted function is called over and over.
+  thread_local plan::Plan const* last_plan = nullptr;
+  thread_local StepKernels const* last_kernels = nullptr;
+  if (last_plan == &plan) return *last_kernels;
+  StepKernels const* k = cached_kernels(plan);
+  if (k == nullptr) k = &keep_kernels(plan, bind_kernels<E>(plan));
+  last_plan = &plan;
+  last_kernels = k;
+  return *k;
 }
 
 // Binds the call's tensors and scalars to their graph nodes.

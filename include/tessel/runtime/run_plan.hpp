@@ -24,14 +24,9 @@ struct RunPlan {
 inline RunPlan plan_runs(Box const& src_box, Box const& dst_box, Box const& region) {
   RunPlan p;
   int rank = static_cast<int>(region.size());
-  std::int64_t src_stride = 1, dst_stride = 1;
   std::int64_t sstr[max_rank], dstr[max_rank];
-  for (int d = rank; d-- > 0;) {
-    sstr[d] = src_stride;
-    dstr[d] = dst_stride;
-    src_stride *= src_box[d].size();
-    dst_stride *= dst_box[d].size();
-  }
+  row_major_strides(src_box.extent(), sstr);
+  row_major_strides(dst_box.extent(), dstr);
   for (int d = 0; d < rank; ++d) {
     p.src_base += (region[d].start - src_box[d].start) * sstr[d];
     p.dst_base += (region[d].start - dst_box[d].start) * dstr[d];

@@ -1,25 +1,12 @@
 #pragma once
-// Which shard_map's body is running on this thread: explicit collectives (expr/manual_collective.hpp)
-// resolve their axis names against its mesh, and lax::axis_index numbers devices on it.
+// What explain records of shard_map bodies and the evaluations inside a jitted function. The
+// body's scope itself (its mesh) is the expression layer's: expr/manual_scope.hpp.
 #include <string>
 #include <vector>
 
-#include "tessel/core/mesh.hpp"
+#include "tessel/expr/manual_scope.hpp"
 
 namespace tessel::detail {
-
-// The mesh of the shard_map whose body runs on this thread; nullptr outside any.
-Mesh const* active_shard_map_mesh();
-
-// Marks a body as running for its lifetime. A shard_map inside another's body is refused (naming
-// both meshes): tessel's manual regions do not nest.
-class ShardMapScope {
- public:
-  explicit ShardMapScope(Mesh const& mesh);
-  ~ShardMapScope();
-  ShardMapScope(ShardMapScope const&) = delete;
-  ShardMapScope& operator=(ShardMapScope const&) = delete;
-};
 
 // While a ShardMapExplainer lives, every plan evaluated on this thread is recorded (as explain's
 // text), and every shard_map call records its mesh and specs: what ShardMapped::explain prints,

@@ -29,7 +29,7 @@ namespace detail {
 // Fails naming the argument, what it is and what the program states.
 [[noreturn]] void throw_static_argument(std::size_t index, std::string const& have, std::string const& want);
 [[noreturn]] void throw_static_mesh(std::size_t index, Mesh const& have, Mesh const& first);
-[[noreturn]] void throw_static_mismatch(std::size_t step, std::string const& made, std::string const& bound);
+[[noreturn]] void throw_static_mismatch(std::size_t step, std::string const& compiled, std::string const& bound);
 // "float32 (16, 64) P('dp') over ('dp': 2, 'mp': 4)"
 std::string static_argument_text(char const* dtype, Shape const& shape, PartitionSpec const& spec, MeshAxes const& mesh);
 std::string static_step_text(plan::StaticStep const& s);
@@ -62,10 +62,10 @@ class StaticJit {
     if (!bound_ || !(bound_mesh_ == *mesh)) bind<E>(e, *mesh);
     // The run's value slots live with the function, so a call allocates only what its kernels make.
     detail::bind_inputs(e, 0, state_);
-    auto result = detail::execute(*bound_, state_);
+    auto result = detail::execute(*bound_, kernels_, state_);
     for (auto& v : state_.values) v.reset();
     for (auto& v : state_.inputs) v.reset();
-    for (auto& v : state_.second) v.reset();
+    for (auto& v : state_.paired) v.reset();
     return Tensor<expr_value_t<E>>(std::move(result));
   }
 
@@ -100,19 +100,20 @@ class StaticJit {
     if (plan.requested && !(*plan.nodes.back().out == *plan.requested))
       plan::reshard_result(p, plan.requested->with_devices(mesh), model);
     for (std::size_t k = 0; k < std::max(p.steps.size(), plan.num_steps); ++k) {
-      plan::StaticStep made = k < plan.num_steps ? plan.steps[k] : plan::StaticStep{};
+      plan::StaticStep compiled = k < plan.num_steps ? plan.steps[k] : plan::StaticStep{};
       plan::StaticStep bound = k < p.steps.size() ? plan::static_step(p.steps[k], p.graph) : plan::StaticStep{};
-      if (!(made == bound)) detail::throw_static_mismatch(k, detail::static_step_text(made), detail::static_step_text(bound));
+      if (!(compiled == bound)) detail::throw_static_mismatch(k, detail::static_step_text(compiled), detail::static_step_text(bound));
     }
     p.priced_by = requires { Program::cost_model; } ? "the program's own constant (static_jit)"
                                                      : "defaults (static_jit: a calibrated model prices run-time plans only)";
-    detail::attach_kernels<E>(p);
+    kernels_ = detail::bind_kernels<E>(p);
     bound_ = std::move(p);
     bound_mesh_ = mesh;
     state_ = detail::RunState(std::max(bound_->slots, bound_->graph.size()));
   }
 
   std::optional<plan::Plan> bound_;
+  detail::StepKernels kernels_;
   Mesh bound_mesh_{Program::mesh};
   detail::RunState state_{0};
 };

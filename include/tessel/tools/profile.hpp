@@ -2,7 +2,7 @@
 // Where the time of one jitted call goes, next to what the cost model expected: profile(f, args...)
 // runs f(args...) once, timing each instruction it runs between fences, and returns one row per
 // instruction with the measured time beside the estimate (explain's, from the cost model), flops
-// and bytes (tools/cost_analysis.hpp). Printed, it is a table; call f once before for warm numbers
+// and bytes (plan/cost_analysis.hpp). Printed, it is a table; call f once before for warm numbers
 // (the first call also plans and allocates). A trace that is on goes on recording meanwhile.
 //
 //   auto mlp = tessel::jit(block);

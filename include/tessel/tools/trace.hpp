@@ -10,7 +10,7 @@
 // kind, ops (kernels), batch/m/n/k and flops (GEMMs), collective, mesh_axes, replica_groups, this
 // device's group and bytes (collectives), the bytes this device read and wrote, the cost model's
 // estimate_us, the step index, the call number and the explain line. Flops and bytes are counted
-// from the blocks the run made, by tools/cost_analysis.hpp's rules.
+// from the blocks the run made, by plan/cost_analysis.hpp's rules.
 //
 // TESSEL_TRACE=trace.json starts a trace at the first step of the process; start_trace does so in
 // code. The file is JSON (the trace-event "array" form), complete once the trace stops: at

@@ -48,12 +48,12 @@ int process_of(GroupMember const& m) { return distributed::process_of(m.device);
 
 // The processes a group's members are on (increasing) and this process's members, after checking
 // that every member names a device (a member of another process has one too).
-struct Spread {
+struct GroupProcesses {
   int me = distributed::process_index();
   std::vector<int> processes;
   std::vector<std::size_t> local;
 
-  Spread(char const* what, std::span<GroupMember const> group) {
+  GroupProcesses(char const* what, std::span<GroupMember const> group) {
     for (std::size_t k = 0; k < group.size(); ++k) {
       int id = group[k].device;
       if (id < 0 || id >= device_count())
@@ -161,7 +161,7 @@ class AcrossProcesses final : public Collectives {
   // 2 (P - 1) / P of a block per device it holds, as a ring all-reduce does.
   void all_reduce(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held) override {
     if (all_local(group)) return in_process_collectives().all_reduce(dtype, op, group, held);
-    Spread const spread("all_reduce", group);
+    GroupProcesses const spread("all_reduce", group);
     if (spread.local.empty()) return;  // no member here
     auto const& processes = spread.processes;
     std::size_t const element = size_of(dtype);
@@ -180,7 +180,7 @@ class AcrossProcesses final : public Collectives {
     // The result lands in the first local output (or, with none, in a buffer that is dropped).
     GroupMember const* first = spread.first_output(group);
     int const here = group[spread.local[0]].device;
-    std::byte* landing = first ? first->out : scratch(group.size(), static_cast<std::size_t>(count) * element);
+    std::byte* receiving = first ? first->out : scratch(group.size(), static_cast<std::size_t>(count) * element);
     fence_all_devices();  // the inputs are complete
     // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
     std::vector<GroupMember> part(group.size());
@@ -199,16 +199,16 @@ class AcrossProcesses final : public Collectives {
       }
       transfer.wait();
     }
-    // 2. Chunk `mine` combined into the landing buffer, in member order.
-    part[spread.local[0]].out = landing + static_cast<std::size_t>(begin) * element;
+    // 2. Chunk `mine` combined into the receiving buffer, in member order.
+    part[spread.local[0]].out = receiving + static_cast<std::size_t>(begin) * element;
     in_process_collectives().all_reduce(dtype, op, part, Box{{0, length}});
     // 3. The combined chunks to every process of the group; then every other local output a copy.
     {
       BoxTransfer transfer(processes, element, "an all-reduce across processes");
       for (std::size_t c = 0; c < processes.size(); ++c)
-        if (c != mine) transfer.receive(processes[c], landing, flat, chunk(c));
+        if (c != mine) transfer.receive(processes[c], receiving, flat, chunk(c));
       for (std::size_t c = 0; c < processes.size(); ++c)
-        if (c != mine) transfer.send(processes[c], landing, flat, own);
+        if (c != mine) transfer.send(processes[c], receiving, flat, own);
       transfer.wait();
     }
     if (first) copy_to_other_outputs(group, spread, first, flat, element);
@@ -226,7 +226,7 @@ class AcrossProcesses final : public Collectives {
       if (!detail::inside(pieces[k], held))
         throw Error(std::format("{}: pieces[{}] {} is not inside the reduced box {}", what, k, to_string(pieces[k]),
                                 to_string(held)));
-    Spread const spread(what, group);
+    GroupProcesses const spread(what, group);
     if (spread.local.empty()) return;
     std::size_t const element = size_of(dtype);
     int const here = group[spread.local[0]].device;
@@ -259,12 +259,12 @@ class AcrossProcesses final : public Collectives {
     if (group.empty()) return;
     detail::check_ranks(what, "pieces", pieces, pieces[0].size());
     Box const whole = detail::tiled_union(pieces);
-    Spread const spread(what, group);
+    GroupProcesses const spread(what, group);
     if (spread.local.empty() || whole.empty()) return;
     std::size_t const element = size_of(dtype);
     GroupMember const* first = spread.first_output(group);
     // Remote pieces land in the first local output (or, with none, in a buffer that is dropped).
-    std::byte* landing = first ? first->out : scratch(0, bytes_of(whole, element));
+    std::byte* receiving = first ? first->out : scratch(0, bytes_of(whole, element));
     bool const stream = streams(bytes_of(whole, element) * spread.local.size());
     fence_all_devices();
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
@@ -273,9 +273,9 @@ class AcrossProcesses final : public Collectives {
       // after the local pieces are copied in.
       std::byte const* send = spread.local.size() == 1 ? group[spread.local[0]].in : nullptr;
       if (!send)
-        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, stream);
       Kokkos::fence();
-      if (distributed::all_gather_ranges(spread.processes, send, landing, element, ranges->counts, ranges->starts,
+      if (distributed::all_gather_ranges(spread.processes, send, receiving, element, ranges->counts, ranges->starts,
                                          "an all-gather across processes")) {
         if (first) copy_to_other_outputs(group, spread, first, whole, element);
         fence_all_devices();
@@ -285,13 +285,13 @@ class AcrossProcesses final : public Collectives {
     BoxTransfer transfer(spread.processes, element, "an all-gather across processes");
     for (std::size_t j = 0; j < group.size(); ++j) {
       int const from = process_of(group[j]);
-      if (from != spread.me) transfer.receive(from, landing, whole, pieces[j]);
+      if (from != spread.me) transfer.receive(from, receiving, whole, pieces[j]);
     }
     for (std::size_t j = 0; j < group.size(); ++j) {
       if (process_of(group[j]) != spread.me) continue;
       for (int q : spread.processes)
         if (q != spread.me) transfer.send(q, group[j].in, pieces[j], pieces[j]);
-      copy_here(group[j].in, pieces[j], landing, whole, pieces[j], element, stream);
+      copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, stream);
     }
     transfer.wait();
     Kokkos::fence();
@@ -309,7 +309,7 @@ class AcrossProcesses final : public Collectives {
     detail::check_ranks(what, "in_boxes", in_boxes, in_boxes[0].size());
     detail::check_ranks(what, "out_boxes", out_boxes, in_boxes[0].size());
     for (std::size_t k = 0; k < out_boxes.size(); ++k) detail::check_covered_once(k, in_boxes, out_boxes[k]);
-    Spread const spread(what, group);
+    GroupProcesses const spread(what, group);
     if (spread.local.empty()) return;
     std::size_t const element = size_of(dtype);
     std::size_t out_bytes = 0;
@@ -347,7 +347,7 @@ class AcrossProcesses final : public Collectives {
     detail::check_count(what, "in_boxes", in_boxes.size(), group.size());
     detail::check_count(what, "out_boxes", out_boxes.size(), group.size());
     detail::check_permute_pairs(in_boxes, out_boxes, pairs);
-    Spread const spread(what, group);
+    GroupProcesses const spread(what, group);
     if (spread.local.empty()) return;
     std::size_t const element = size_of(dtype);
     std::size_t out_bytes = 0;
@@ -380,7 +380,7 @@ class AcrossProcesses final : public Collectives {
   // from one contiguous run of its source's buffer to one of its target's: every process decides
   // the same from the same boxes. False when the boxes are not so (the caller moves them itself).
   static bool all_to_all_by_mpi(std::span<GroupMember const> group, std::span<Box const> in_boxes,
-                                std::span<Box const> out_boxes, Spread const& spread, std::size_t element) {
+                                std::span<Box const> out_boxes, GroupProcesses const& spread, std::size_t element) {
     std::size_t const n = spread.processes.size();
     if (group.size() != n) return false;  // one member per process (the processes are distinct)
     auto rank = [&](std::size_t k) {
@@ -410,7 +410,7 @@ class AcrossProcesses final : public Collectives {
   }
 
   // Every local output other than `first` a copy of it (all hold `box`).
-  static void copy_to_other_outputs(std::span<GroupMember const> group, Spread const& spread, GroupMember const* first,
+  static void copy_to_other_outputs(std::span<GroupMember const> group, GroupProcesses const& spread, GroupMember const* first,
                                     Box const& box, std::size_t element) {
     bool const stream = streams(bytes_of(box, element) * spread.local.size());
     for (std::size_t k : spread.local)

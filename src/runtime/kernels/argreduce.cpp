@@ -105,16 +105,25 @@ void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank>
 
 }  // namespace
 
-// The indices in the step's slot and the values beside them (RunState::second), which the
-// all-reduce over a split axis needs.
+// The kernel step: each device's indices in the step's slot, and the values beside them
+// (RunState::paired), which the all-reduce over a split axis needs. The collective step: the winning
+// values, then the first index among the devices holding them.
 void argreduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
+  ImplPtr& values = state.paired[static_cast<std::size_t>(step.node)];
+  if (step.kind == plan::StepKind::collective) {
+    ImplPtr winner = complete_reduce(values, step.collective, *step.to, step.axes, step.combine);
+    auto masked = mask_losers(*k.operand(0), *values, *winner, k.label());
+    k.result(complete_reduce(masked, step.collective, *step.to, step.axes, ReduceOp::min));
+    values = std::move(winner);
+    return;
+  }
   auto const& n = k.node();
   NamedSharding const& partial = *k.node_plan().partial;
   auto index = TensorImpl::allocate(n.shape, DType::int32, partial);
   auto value = TensorImpl::allocate(n.shape, k.operand(0)->dtype, partial);
   arg_reduce_blocks(*k.operand(0), n.axes, n.combine == ReduceOp::max, *index, *value, k.label());
-  state.second[static_cast<std::size_t>(step.node)] = std::move(value);
+  values = std::move(value);
   k.result(std::move(index));
 }
 

@@ -9,7 +9,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 namespace tessel::detail {
 namespace {

@@ -6,13 +6,13 @@
 
 namespace tessel::detail {
 
-plan::KernelFn kernel_for(NodeKind kind) {
+KernelFn kernel_for(NodeKind kind) {
 #define TESSEL_KERNEL_ENTRY_leaf(name) nullptr
 #define TESSEL_KERNEL_ENTRY_region(name) nullptr
-#define TESSEL_KERNEL_ENTRY_moves(name) nullptr
+#define TESSEL_KERNEL_ENTRY_reshard(name) nullptr
 #define TESSEL_KERNEL_ENTRY_kernel(name) &name##_kernel
 #define TESSEL_KERNEL_ENTRY(name, how) TESSEL_KERNEL_ENTRY_##how(name),
-  static constexpr std::array<plan::KernelFn, node_kind_count> table{TESSEL_OPS(TESSEL_KERNEL_ENTRY)};
+  static constexpr std::array<KernelFn, node_kind_count> table{TESSEL_OPS(TESSEL_KERNEL_ENTRY)};
 #undef TESSEL_KERNEL_ENTRY
   return table[static_cast<std::size_t>(kind)];
 }

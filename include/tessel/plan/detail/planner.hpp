@@ -185,18 +185,31 @@ struct Region {
   std::vector<int> reads;
 };
 
+// How a step is named (Step::name, ops, cause) and the groups its label names ("mp"; none when empty).
+struct StepName {
+  char const* name;
+  std::string cause{};
+  std::string groups{};
+  std::vector<std::string> ops{};
+};
+
 struct Scheduler {
   Plan& plan;
   CostModel const& model;
   // Nodes whose steps are made (a value another node reuses is made once, by whichever asks
   // first); sized on first use. The planner pre-marks nodes outside a subtree it prices.
-  std::vector<char> made{};
+  std::vector<char> scheduled{};
 
   [[nodiscard]] constexpr GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
   [[nodiscard]] constexpr NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
   [[nodiscard]] constexpr int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
   // "dot_general#4": the user op a step comes from.
-  [[nodiscard]] std::string user_op(int i) const;
+  [[nodiscard]] constexpr std::string user_op(int i) const { return TESSEL_TEXT("{}#{}", node(i).op, i); }
+  // The mesh axes of a step over groups, as its label names them ("dp,mp"; "all" for none).
+  [[nodiscard]] static constexpr std::string groups_label(Mesh const& mesh, AxisList const& axes) {
+    if (std::is_constant_evaluated()) return {};  // labels are made at run time only
+    return axes.empty() ? std::string("all") : axes_label(mesh, axes);
+  }
 
   // Node i as part of a region (its rules' region), and node i's value made by steps of its own
   // (its rules' materialize; nothing when an earlier step made the same value).
@@ -210,9 +223,10 @@ struct Scheduler {
   // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
   constexpr void operand(int c);
 
-  constexpr Step& add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  // A step of node i: its kind, explain's line, its name and operands. Its label is made from them.
+  constexpr Step& add(StepKind kind, int i, int devices, std::string text, StepName named, std::vector<int> operands);
   // A collective step (StepKind::collective).
-  constexpr Step& add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands);
+  constexpr Step& add(Collective c, int i, int devices, std::string text, StepName named, std::vector<int> operands);
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
   // reads slot `read`, the others what the one before wrote: slot `write`, or i's when -1.
   constexpr void reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
@@ -224,7 +238,7 @@ struct Scheduler {
     kernel_step(i, r, what, "fused");
   }
   // The kernel step of a region rooted at i.
-  constexpr void kernel_step(int i, Region const& r, std::string const& what, char const* label_kind);
+  constexpr void kernel_step(int i, Region const& r, std::string const& what, char const* name);
   // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
   constexpr void collective_steps(int i, std::string const& cause);
   // After a node's own steps: the reshard of its result to its plan's out, if planned.

@@ -85,8 +85,8 @@ constexpr double Planner::subtree_us(int i) {
   assign_slots(*scratch);
   Scheduler s{*scratch, model};
   int first = first_of(i);
-  s.made.assign(g.size(), 1);
-  std::fill(s.made.begin() + first, s.made.begin() + i + 1, 0);
+  s.scheduled.assign(g.size(), 1);
+  std::fill(s.scheduled.begin() + first, s.scheduled.begin() + i + 1, 0);
   s.materialize(i);
   std::swap(scratch->nodes, plans);
   double us = 0;

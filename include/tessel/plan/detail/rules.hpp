@@ -7,12 +7,12 @@
 #include "tessel/plan/detail/rules/constraint.hpp"
 #include "tessel/plan/detail/rules/dot.hpp"
 #include "tessel/plan/detail/rules/elementwise.hpp"
-#include "tessel/plan/detail/rules/gather.hpp"
+#include "tessel/plan/detail/rules/take.hpp"
 #include "tessel/plan/detail/rules/iota.hpp"
 #include "tessel/plan/detail/rules/leaves.hpp"
 #include "tessel/plan/detail/rules/manual_collective.hpp"
 #include "tessel/plan/detail/rules/reduce.hpp"
-#include "tessel/plan/detail/rules/scan.hpp"
+#include "tessel/plan/detail/rules/cumsum.hpp"
 #include "tessel/plan/detail/rules/view.hpp"
 
 namespace tessel::plan {

@@ -2,7 +2,7 @@
 // The instruction list: the planned graph walked from the root, boundaries made before the
 // regions that read them, each kernel, collective, reshard and view as one Step that says what it
 // reads, what it makes and what explain prints for it. The executor runs exactly this list. What
-// each op contributes comes from its rules (src/plan/rules/); this file knows steps, not ops.
+// each op contributes comes from its rules (plan/detail/rules/); this file knows steps, not ops.
 #include <format>
 
 #include "tessel/plan/detail/planner.hpp"
@@ -16,24 +16,30 @@ inline std::string joined(std::vector<std::string> const& parts, char const* sep
   return s;
 }
 
-inline char const* label_kind(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
+// A sharding change's step's name: its collective's, or how it moves data without one.
+constexpr char const* step_name(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
 
 
-inline std::string Scheduler::user_op(int i) const { return std::format("{}#{}", node(i).op, i); }
-
-constexpr Step& Scheduler::add(Collective c, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
-  Step& s = add(StepKind::collective, i, devices, std::move(text), std::move(label), std::move(operands));
+constexpr Step& Scheduler::add(Collective c, int i, int devices, std::string text, StepName named, std::vector<int> operands) {
+  Step& s = add(StepKind::collective, i, devices, std::move(text), std::move(named), std::move(operands));
   s.collective = c;
   return s;
 }
 
-constexpr Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, std::string label, std::vector<int> operands) {
+constexpr Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, StepName named, std::vector<int> operands) {
   Step s{};
   s.kind = kind;
   s.node = i;
   s.devices = devices;
   s.text = std::move(text);
-  s.label = std::move(label);
+  s.name = named.name;
+  s.cause = std::move(named.cause);
+  s.ops = std::move(named.ops);
+  // An op computed by a kernel of its own runs all its kernel steps and its exchanges.
+  bool op_kernel = computed(node(i).kind) == Computed::kernel;
+  s.by_op = kind == StepKind::exchange || (kind == StepKind::kernel && op_kernel);
+  if (kind == StepKind::kernel && op_kernel && s.ops.empty()) s.ops.emplace_back(node(i).op);
+  if (!std::is_constant_evaluated()) s.label = step_label(s, named.groups);
   s.operands = std::move(operands);
   plan.steps.push_back(std::move(s));
   return plan.steps.back();
@@ -48,7 +54,7 @@ constexpr void Scheduler::reshard_steps(int i, int read, NamedSharding const& fr
     Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
                   TESSEL_TEXT("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
                               why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
-                  TESSEL_TEXT("tessel::reshard[{}]", cause), {read});
+                  {"reshard", cause}, {read});
     s.to = to;
     s.result = write;
     s.starts_reshard = true;
@@ -59,8 +65,7 @@ constexpr void Scheduler::reshard_steps(int i, int read, NamedSharding const& fr
     double us = model.reshard_us(part);
     std::string change = TESSEL_TEXT("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
                                      to_string(part.to.spec()));
-    std::string label = TESSEL_TEXT("tessel::{}({})[{}]", label_kind(part),
-                                    part.axes.empty() ? "all" : axes_label(part.to.mesh(), part.axes), cause);
+    StepName named{step_name(part), cause, groups_label(part.to.mesh(), part.axes)};
     std::string text;
     if (!part.collective) {
       double crossing = !part.copy
@@ -73,8 +78,8 @@ constexpr void Scheduler::reshard_steps(int i, int read, NamedSharding const& fr
                          part.group, change, part.bytes, us, n.op);
     }
     std::vector<int> reads{first ? read : write >= 0 ? write : i};
-    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(label), reads)
-                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(label), reads);
+    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(named), reads)
+                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(named), reads);
     s.result = write;
     s.bytes = part.bytes;
     s.estimate_us = us;
@@ -90,9 +95,9 @@ constexpr void Scheduler::region(int i, Region& r) { rules_for(node(i).kind).reg
 constexpr void Scheduler::materialize(int i) {
   NodePlan const& p = at(i);
   if (p.same_as >= 0) return;  // an earlier step made this value
-  if (made.empty()) made.resize(plan.graph.size());
-  if (made[static_cast<std::size_t>(i)]) return;
-  made[static_cast<std::size_t>(i)] = 1;
+  if (scheduled.empty()) scheduled.resize(plan.graph.size());
+  if (scheduled[static_cast<std::size_t>(i)]) return;
+  scheduled[static_cast<std::size_t>(i)] = 1;
   if (p.reuses >= 0) {  // another node's value, resharded to this one's sharding when they differ
     materialize(p.reuses);
     NodePlan const& from = at(p.reuses);
@@ -110,14 +115,14 @@ constexpr void Scheduler::operand(int c) {
   else materialize(c);
 }
 
-constexpr void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* label_kind) {
+constexpr void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* name) {
   NodePlan const& p = at(i);
   auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
   auto count = r.ops.size();
   add(StepKind::kernel, i, s.mesh().num_devices(),
       TESSEL_TEXT("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
                   to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s", joined(r.ops, ", ")),
-      TESSEL_TEXT("tessel::{}[{}]", label_kind, joined(r.ops, ",")), r.reads);
+      {name, {}, {}, r.ops}, r.reads);
 }
 
 constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
@@ -142,9 +147,7 @@ constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
                         name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
                         cause);
   Step& s = add(*p.collective, i, mesh.num_devices(), std::move(text),
-                TESSEL_TEXT("tessel::{}({})[{}]", id(*p.collective),
-                            axes_label(mesh, p.collective_axes), user_op(i)),
-                {i});
+                {id(*p.collective), user_op(i), groups_label(mesh, p.collective_axes)}, {i});
   s.bytes = bytes;
   s.estimate_us = us;
   s.to = *p.after_collective;

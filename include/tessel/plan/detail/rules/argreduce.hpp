@@ -35,7 +35,7 @@ class ArgReduceRules final : public OpRules {
     s.add(StepKind::kernel, i, mesh.num_devices(),
           TESSEL_TEXT("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
                       type_text(n), to_string(partial.spec()), mesh.num_devices()),
-          TESSEL_TEXT("tessel::arg_reduce[{}]", s.user_op(i)), {s.slot(c)});
+          {"arg_reduce", s.user_op(i)}, {s.slot(c)});
     if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
@@ -46,14 +46,13 @@ class ArgReduceRules final : public OpRules {
                        TESSEL_TEXT("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
                                    "the best: {:.0f} bytes per device, est {:.1f} us",
                                    n.op, axes_text(mesh, p.collective_axes), group, bytes, us),
-                       TESSEL_TEXT("tessel::all_reduce({})[{}]", axes_label(mesh, p.collective_axes), s.user_op(i)),
-                       {i});
+                       {"all_reduce", s.user_op(i), s.groups_label(mesh, p.collective_axes)}, {i});
       st.bytes = bytes;
       st.estimate_us = us;
       st.to = partial;
       st.axes = p.collective_axes;
       st.combine = n.combine;
-      st.with_index = true;
+      st.by_op = true;  // the op's kernel all-reduces the values, then the indices of the winners
     }
     s.result_reshard(i);
   }

@@ -33,7 +33,7 @@ class ConcatenateRules final : public OpRules {
     s.add(StepKind::kernel, i, own.mesh().num_devices(),
           TESSEL_TEXT("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied side by side",
                       n.axis, type_text(n), to_string(own.spec()), own.mesh().num_devices(), n.children.size()),
-          TESSEL_TEXT("tessel::concatenate[{}]", s.user_op(i)), std::move(parts));
+          {"concatenate", s.user_op(i)}, std::move(parts));
     s.result_reshard(i);
   }
 };

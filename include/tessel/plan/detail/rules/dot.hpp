@@ -153,7 +153,7 @@ class DotRules final : public OpRules {
           TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
                       type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
                       blocks),
-          TESSEL_TEXT("tessel::gemm[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
+          {"gemm", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "dot_general contracting sharded dimensions");
     s.result_reshard(i);
   }

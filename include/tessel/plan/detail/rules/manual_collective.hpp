@@ -76,12 +76,13 @@ class ManualCollectiveRules final : public OpRules {
                                  "per device, est {:.1f} us",
                                  n.op, axes_text(mesh, m.mesh_axes), m.group, type_text(s.node(c)), type_text(n), bytes,
                                  us),
-                     TESSEL_TEXT("tessel::{}({})[{}]", n.op, axes_label(mesh, m.mesh_axes), s.user_op(i)), {s.slot(c)});
+                     {n.op, s.user_op(i), s.groups_label(mesh, m.mesh_axes)}, {s.slot(c)});
     st.bytes = bytes;
     st.estimate_us = us;
     st.to = own;
     st.axes = m.mesh_axes;
     st.combine = combine_of(m.kind);
+    st.by_op = true;  // written in shard_map: its kernel moves the blocks
     s.result_reshard(i);
   }
 };

@@ -40,7 +40,7 @@ class ViewRules final : public OpRules {
       s.add(StepKind::view, i, own.mesh().num_devices(),
             TESSEL_TEXT("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
                         type_text(s.node(c)), to_string(s.at(c).out->spec()), type_text(n), to_string(own.spec())),
-            TESSEL_TEXT("tessel::view[{}]", s.user_op(i)), {s.slot(c)});
+            {"view", s.user_op(i)}, {s.slot(c)});
     } else {
       // Filled one by one: with the string in a braced list, GCC 14 at -O3 evaluated TESSEL_TEXT's
       // std::format branch inside the compiler's planning (a compile error; -O0 was fine).

@@ -14,9 +14,9 @@
 namespace tessel::plan {
 
 struct InstructionCost {
-  // The label's kind: "gemm", "fused", "reduce", "view_copy", "scan", "gather", "concatenate",
-  // "arg_reduce", a collective's id ("all_reduce", "all_gather", ...), "local_slice", "copy",
-  // "reshard", "view", "scan_carry".
+  // The step's name (Step::name): "gemm", "fused", "reduce", "view_copy", "scan", "gather",
+  // "concatenate", "arg_reduce", a collective's id ("all_reduce", "all_gather", ...), "local_slice",
+  // "copy", "reshard", "view", "scan_carry".
   std::string kind;
   std::vector<std::string> ops;                  // kernels: the ops a region fuses, else the node's op
   std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs: each device multiplies batch (m x k) @ (k x n)
@@ -24,7 +24,7 @@ struct InstructionCost {
   double bytes_read = 0, bytes_written = 0;      // per device: the blocks of the values read and made
   double estimate_us = 0;                        // the cost model's: Step::estimate_us, plus for kernels
                                                  // its roofline (CostModel::kernel) of these flops and bytes
-  std::vector<std::string> mesh_axes;            // collectives and scan carries: their groups' axes
+  std::vector<std::string> mesh_axes;            // collectives and exchanges: their groups' axes
   std::vector<std::vector<int>> groups;          // ... and the device ids of each group
   std::vector<int> devices;                      // the devices running it (those holding its result)
 };
@@ -44,11 +44,7 @@ GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out
 // gather, views, reshards, collectives): none.
 double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
                   std::int64_t first_read_block);
-// The ops of a kernel step (the list in its label for a region, else its node's op).
-std::vector<std::string> kernel_ops(Plan const& plan, Step const& step);
-// "gemm" from "tessel::gemm[dot_general#2]", "all_reduce" from "tessel::all_reduce(mp)[...]".
-std::string label_kind(Step const& step);
-// The device groups of a collective or scan carry (one group of every device when it has no axes,
+// The device groups of a collective or exchange (one group of every device when it has no axes,
 // as a permute between meshes), as device ids; empty for other steps.
 std::vector<std::vector<int>> step_groups(Step const& step);
 std::vector<std::string> step_axes(Step const& step);

@@ -5,14 +5,15 @@
 // in order, not a gather of the whole tensor).
 #include <cstdint>
 
+#include "tessel/expr/checks.hpp"
 #include "tessel/expr/node.hpp"
 #include "tessel/expr/ops.hpp"
 
 namespace tessel {
 
 template <class Op>
-struct Scan {
-  static constexpr NodeKind kind = NodeKind::scan;
+struct Cumsum {
+  static constexpr NodeKind kind = NodeKind::cumsum;
   using op = Op;
   struct Data {
     std::uint8_t axis;
@@ -29,12 +30,7 @@ struct Scan {
   static void sign(Data const& d, Shape const&, auto& sink) { sink.word(d.axis); }
 };
 template <class Op, class Child>
-using ScanNode = Node<Scan<Op>, Child>;
-
-namespace detail {
-// The axis, normalized; fails naming the axis and the shape when it is not one of its dimensions.
-std::uint8_t scan_axis(char const* op, Shape const& shape, int axis);
-}  // namespace detail
+using CumsumNode = Node<Cumsum<Op>, Child>;
 
 // jnp.cumsum(x, axis): int32 stays int32 (and wraps, as XLA's adds do); bool is not accepted.
 template <class X>
@@ -42,7 +38,7 @@ template <class X>
 auto cumsum(X const& x, int axis) {
   auto n = as_node(x);
   static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: cumsum a comparison after astype<int32_t>()");
-  return ScanNode<ops::sum_reduce, decltype(n)>{{n}, {detail::scan_axis("cumsum", n.shape(), axis), n.shape()}};
+  return CumsumNode<ops::sum_reduce, decltype(n)>{{n}, {detail::one_axis("cumsum", "axis", n.shape(), axis), n.shape()}};
 }
 
 }  // namespace tessel

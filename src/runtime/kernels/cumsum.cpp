@@ -1,7 +1,5 @@
-// A scan (jnp.cumsum): each device's block scanned along an axis (scan_kernel), and the carry
-// between blocks when the axis is split over devices (scan_carry, its own step).
-#include "tessel/runtime/scan.hpp"
-
+// A scan (jnp.cumsum): each device's block scanned along an axis (the kernel step), and the carry
+// between blocks when the axis is split over devices (the op's exchange step).
 #include "kernel.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "../distributed/world.hpp"
@@ -62,13 +60,9 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   return out;
 }
 
-}  // namespace
-
-void scan_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
-  KernelArgs const k{plan, step, state};
-  k.result(local_scan(*k.operand(0), k.node().axis, k.node().combine, k.label()));
-}
-
+// Combines into every block of `t` the last values along `axis` of the block before it, block by
+// block in the axis's order, among the devices that hold the same rest of the tensor: afterwards
+// each block holds the scan of everything up to it.
 void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {
   Lines l = lines_of(t.sharding.shard_shape(t.shape), axis);
   // Chains of blocks that hold the same rest of the tensor (the same box on every other
@@ -138,6 +132,19 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
     });
   });
   fence_all_devices();
+}
+
+}  // namespace
+
+void cumsum_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  KernelArgs const k{plan, step, state};
+  auto const& n = k.node();
+  if (step.kind == plan::StepKind::exchange) {
+    // In place: the kernel step just made this tensor and no other value holds it yet.
+    scan_carry(const_cast<TensorImpl&>(*k.operand(0)), n.axis, n.combine, k.label());
+    return;  // the step reads and writes its node's slot
+  }
+  k.result(local_scan(*k.operand(0), n.axis, n.combine, k.label()));
 }
 
 }  // namespace tessel::detail

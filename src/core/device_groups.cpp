@@ -1,4 +1,4 @@
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 #include <format>
 

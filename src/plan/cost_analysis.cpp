@@ -2,7 +2,7 @@
 // and a collective's device groups. The shardings each step reads are followed through the plan
 // the way the executor fills its value slots: tensors come with theirs, and each step leaves its
 // result's sharding in its node's slot.
-#include "tessel/tools/cost_analysis.hpp"
+#include "tessel/plan/cost_analysis.hpp"
 
 #include <algorithm>
 #include <format>
@@ -12,7 +12,7 @@
 #include <range/v3/view/transform.hpp>
 
 #include "tessel/plan/cost_model.hpp"
-#include "tessel/runtime/device_groups.hpp"
+#include "tessel/core/device_groups.hpp"
 
 namespace tessel::plan {
 
@@ -41,28 +41,6 @@ GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out
   return g;
 }
 
-std::string label_kind(Step const& step) {
-  std::string_view l = step.label;
-  if (l.starts_with("tessel::")) l.remove_prefix(8);
-  return std::string(l.substr(0, l.find_first_of("[(")));
-}
-
-std::vector<std::string> kernel_ops(Plan const& plan, Step const& step) {
-  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
-  if (computed(n.kind) == Computed::kernel) return {n.op};
-  // A region's label lists its ops: tessel::fused[mul,add,tanh].
-  std::vector<std::string> ops;
-  auto open = step.label.find('['), close = step.label.rfind(']');
-  if (open == std::string::npos || close == std::string::npos || close <= open) return {n.op};
-  std::string_view list(step.label.data() + open + 1, close - open - 1);
-  while (!list.empty()) {
-    auto comma = list.find(',');
-    ops.emplace_back(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-  }
-  return ops;
-}
-
 double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
                   std::int64_t first_read_block) {
   if (step.kind != StepKind::kernel) return 0;
@@ -75,7 +53,7 @@ double flop_count(Plan const& plan, Step const& step, InstructionCost const& cos
 }
 
 std::vector<std::vector<int>> step_groups(Step const& step) {
-  bool grouped = step.kind == StepKind::collective || step.kind == StepKind::scan_carry;
+  bool grouped = step.kind == StepKind::collective || step.kind == StepKind::exchange;
   if (!grouped || !step.to) return {};
   Mesh const& mesh = step.to->mesh();
   std::vector<std::vector<int>> groups;
@@ -109,7 +87,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
   costs.reserve(plan.steps.size());
   for (Step const& step : plan.steps) {
     InstructionCost c;
-    c.kind = label_kind(step);
+    c.kind = step.name;
     c.estimate_us = step.estimate_us;
     GraphNode const& n = g[static_cast<std::size_t>(step.node)];
     std::int64_t largest = 0, first_read = -1;
@@ -132,7 +110,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       c.devices.assign(made->mesh().device_ids().begin(), made->mesh().device_ids().end());
     }
     if (step.kind == StepKind::kernel) {
-      c.ops = kernel_ops(plan, step);
+      c.ops = step.ops;
       if (n.kind == NodeKind::dot && step.operands.size() == 2 && made && held[static_cast<std::size_t>(step.operands[0])]) {
         int lhs = step.operands[0];
         auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->shard_shape(g[plan.node_of_slot(lhs)].shape),

@@ -12,7 +12,7 @@ namespace tessel::detail {
 namespace {
 
 template <class T>
-void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
+void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
                   char const* label) {
   Shape tl = table.sharding.shard_shape(table.shape);
   std::int64_t pre = 1, post = 1, m = indices.sharding.shard_shape(indices.shape).num_elements();
@@ -49,11 +49,11 @@ void gather_typed(TensorImpl const& table, TensorImpl const& indices, std::size_
 // all-reduce that sums the devices' blocks along a split axis gives each slice's bits exactly. An
 // index outside the table (after one wrap of negatives) gives NaN (INT32_MIN) from the device
 // holding the table's first block, as jnp.take's default fill.
-void gather_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+void take_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
   TensorImpl const& table = *k.operand(0);
   auto out = TensorImpl::allocate(k.node().shape, table.dtype, *k.node_plan().partial);
-  visit(table.dtype, [&](auto t) { gather_typed<decltype(t)>(table, *k.operand(1), k.node().axis, *out, k.label()); });
+  visit(table.dtype, [&](auto t) { take_typed<decltype(t)>(table, *k.operand(1), k.node().axis, *out, k.label()); });
   k.result(std::move(out));
 }
 

@@ -11,12 +11,12 @@
 
 namespace tessel::plan {
 
-struct GatherChoice {
+struct TakeChoice {
   NamedSharding table, indices, partial;
   AxisList table_axes;  // the mesh axes splitting the taken axis: the all-reduce's
 };
 
-constexpr GatherChoice choose_gather(Planner const& p, int i) {
+constexpr TakeChoice choose_take(Planner const& p, int i) {
   GraphNode const& n = p.node(i);
   GraphNode const& T = p.node(n.children[0]);
   GraphNode const& I = p.node(n.children[1]);
@@ -42,12 +42,12 @@ constexpr GatherChoice choose_gather(Planner const& p, int i) {
           effective_axes(mesh.axes(), tdims[n.axis])};
 }
 
-class GatherRules final : public OpRules {
+class TakeRules final : public OpRules {
  public:
-  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose_gather(p, i).partial; }
+  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose_take(p, i).partial; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
-    GatherChoice c = choose_gather(p, i);
+    TakeChoice c = choose_take(p, i);
     p.assign(n.children[0], c.table);
     p.assign(n.children[1], c.indices);
     Planner::complete_partial(p.plan(i), c.partial, c.table_axes, req, n.shape.size());
@@ -61,13 +61,13 @@ class GatherRules final : public OpRules {
           TESSEL_TEXT("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
                       "block holds",
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          TESSEL_TEXT("tessel::gather[{}]", s.user_op(i)), {s.slot(n.children[0]), s.slot(n.children[1])});
+          {"gather", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
     s.result_reshard(i);
   }
 };
 
 
-inline constexpr GatherRules gather_rules{};
+inline constexpr TakeRules take_rules{};
 
 }  // namespace tessel::plan
