@@ -7,7 +7,7 @@
 // No collective: every device holds whole heads. Counters: GFLOP_per_s (the two GEMMs' 4 B H S^2 D
 // flops, the masked half included, as XLA's cost analysis counts them), fraction_of_peak against
 // the FMA peak of the BLAS kernels' vector width measured interleaved in the same loop
-// (bench/fma_peak.hpp), and GB_per_s of the softmax's read and write of the scores.
+// (measure/fma_peak.hpp), and GB_per_s of the softmax's read and write of the scores.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -30,8 +30,8 @@ void BM_causal_attention(benchmark::State& state) {
   auto q = random::normal(PRNGKey(0), shape, s);
   auto k = random::normal(PRNGKey(1), shape, s);
   auto v = random::normal(PRNGKey(2), shape, s);
-  auto attention = bench::causal_attention();
-  auto peak = bench::blas_fma(detail::blas_info().core);
+  auto attention = measure::causal_attention();
+  auto peak = measure::blas_fma(detail::blas_info().core);
   peak.calibrate();
   auto call = [&] { benchmark::DoNotOptimize(attention(q, k, v)); };
   auto [attention_s, peak_s] = bench::time_interleaved(state, call, peak);

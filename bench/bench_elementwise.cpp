@@ -17,7 +17,7 @@ namespace {
 
 using namespace tessel;
 
-using bench::Triad;
+using measure::Triad;
 
 void BM_fused_chain(benchmark::State& state) {
   constexpr std::int64_t n = std::int64_t{1} << 25;

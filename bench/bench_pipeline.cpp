@@ -40,7 +40,7 @@ void BM_pipeline(benchmark::State& state) {
   std::vector<PartitionSpec> specs{P("pp", None, None), P("pp", None, None)};
   auto pipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = m});
   auto unpipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = 1});
-  auto peak = bench::blas_fma(detail::blas_info().core);
+  auto peak = measure::blas_fma(detail::blas_info().core);
   peak.calibrate();
   double bubble = 0;
   auto [piped_s, plain_s, peak_s] = bench::time_interleaved(

@@ -49,9 +49,9 @@ void BM_transformer_layer(benchmark::State& state) {
   Tensor<float> wo = weight(8, {heads, head_dim, model}, on("mp", None, None));
   Tensor<float> w1 = weight(9, {model, hidden}, on(None, "mp"));
   Tensor<float> w2 = weight(10, {hidden, model}, on("mp", None));
-  auto attention = bench::attention_half();
-  auto mlp = bench::mlp_half();
-  auto peak = bench::blas_fma(detail::blas_info().core);
+  auto attention = measure::attention_half();
+  auto mlp = measure::mlp_half();
+  auto peak = measure::blas_fma(detail::blas_info().core);
   peak.calibrate();
   auto call = [&] {
     Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);

@@ -31,9 +31,8 @@ void time_row_kernel(benchmark::State& state, std::int64_t rows, std::int64_t co
   auto from_cache = [once = make(cached_rows)] {
     for (int k = 0; k < cached_calls; ++k) once();
   };
-  Triad triad(rows * cols);
-  FmaKernel peak = avx512_fma();
-  if (!peak.chains) peak = avx2_fma();
+  measure::Triad triad(rows * cols);
+  measure::FmaKernel peak = measure::widest_fma();
   peak.calibrate();
   auto [memory_s, cache_s, triad_s, peak_s] = time_interleaved(state, from_memory, from_cache, triad, peak);
   auto const bytes = [&](std::int64_t r) { return 2.0 * static_cast<double>(r * cols) * sizeof(float); };

@@ -13,8 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "study.hpp"
-#include "study_workloads.hpp"
+#include "instruction_times.hpp"
+#include "portability.hpp"
+#include "results_csv.hpp"
+#include "results_json.hpp"
+#include "study_file.hpp"
+#include "workloads.hpp"
 
 using namespace tessel::study;
 using Catch::Approx;

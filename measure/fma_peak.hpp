@@ -1,10 +1,10 @@
 #pragma once
-// The machine's float32 FMA peak, measured in the benchmark binary itself: every host thread runs
-// independent chains of vector FMAs (enough of them to cover the FMA latency on every port), with
-// 256-bit AVX2 or 512-bit AVX-512. A GEMM's fraction_of_peak is taken against the peak of the
-// vector width its BLAS kernels use (OpenBLAS's core type: an OPENBLAS_CORETYPE=Haswell machine runs
-// AVX2 kernels even on an AVX-512 CPU), timed interleaved with the GEMMs so that a busy machine
-// slows both alike.
+// The machine's float32 FMA peak, measured in the binary that uses it (a benchmark, tessel_study):
+// every host thread runs independent chains of vector FMAs (enough of them to cover the FMA latency
+// on every port), with 256-bit AVX2 or 512-bit AVX-512. A GEMM's fraction_of_peak is taken against
+// the peak of the vector width its BLAS kernels use (OpenBLAS's core type: an
+// OPENBLAS_CORETYPE=Haswell machine runs AVX2 kernels even on an AVX-512 CPU), timed interleaved
+// with the GEMMs so that a busy machine slows both alike.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace tessel::bench {
+namespace tessel::measure {
 
 namespace detail {
 
@@ -64,7 +64,7 @@ struct FmaKernel {
     Kokkos::View<float*, Kokkos::HostSpace> sink("fma_peak_sink", threads());
     auto f = chains;
     auto n = iters;
-    Kokkos::parallel_for("tessel::bench::fma_peak", Kokkos::RangePolicy<Host>(0, threads()),
+    Kokkos::parallel_for("tessel::measure::fma_peak", Kokkos::RangePolicy<Host>(0, threads()),
                          [=](int t) { sink(t) = f(n); });
     Kokkos::fence();
   }
@@ -97,6 +97,12 @@ inline FmaKernel avx512_fma() {
   return FmaKernel{detail::fma_chains_avx512, 24, 16, 1 << 16, "avx512"};
 }
 
+// The widest vector FMAs this CPU runs (AVX-512, else AVX2; none: chains is null).
+inline FmaKernel widest_fma() {
+  if (auto k = avx512_fma(); k.chains) return k;
+  return avx2_fma();
+}
+
 // Whether OpenBLAS's core type `core` (openblas_get_corename()) runs 512-bit kernels.
 inline bool openblas_core_is_avx512(std::string core) {
   std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -111,4 +117,4 @@ inline FmaKernel blas_fma(std::string const& core) {
   return avx2_fma();
 }
 
-}  // namespace tessel::bench
+}  // namespace tessel::measure

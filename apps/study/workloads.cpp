@@ -18,12 +18,11 @@
 //                   traffic any implementation has, as bench_collectives counts it
 // (A flop is one elementwise op or reduction step, exp and tanh counted once: the intensities
 // place the workloads on a roofline, they are not an instruction count.)
-#include "study_workloads.hpp"
+#include "workloads.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <format>
-#include <fstream>
 #include <numeric>
 
 #include "attention_layers.hpp"
@@ -119,25 +118,29 @@ Instance rms_norm_rows(Size const& s, Configuration const& c) {
 }
 
 // (dp, mp): a 1-axis mesh is all data parallel.
-std::pair<int, int> mlp_mesh(Configuration const& c) {
+std::pair<int, int> dp_mp_sizes(Configuration const& c) {
   return c.mesh.size() == 1 ? std::pair{c.mesh[0], 1} : std::pair{c.mesh[0], c.mesh[1]};
 }
 
 Mesh dp_mp_mesh(Configuration const& c) {
-  auto [dp, mp] = mlp_mesh(c);
+  auto [dp, mp] = dp_mp_sizes(c);
   Configuration two = c;
   two.mesh = {dp, mp};
   two.axes = {c.axes[0], c.mesh.size() == 2 ? c.axes[1] : std::string("mp")};
   return mesh_of(two);
 }
 
-std::optional<std::string> check_mlp(Size const& s, Configuration const& c) {
+// A workload on (dp, mp): batch over dp, the size parameter `over_mp` over mp.
+std::optional<std::string> check_dp_mp(Size const& s, Configuration const& c, char const* over_mp) {
   if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
-  auto [dp, mp] = mlp_mesh(c);
+  auto [dp, mp] = dp_mp_sizes(c);
   if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
-  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
+  if (s[over_mp] % mp)
+    return std::format("{} = {} is not divisible by the mesh's second axis ({})", over_mp, s[over_mp], mp);
   return std::nullopt;
 }
+
+std::optional<std::string> check_mlp(Size const& s, Configuration const& c) { return check_dp_mp(s, c, "hidden"); }
 
 Instance megatron_mlp(Size const& s, Configuration const& c) {
   std::int64_t batch = s["batch"], model = s["model"], hidden = s["hidden"];
@@ -154,23 +157,14 @@ Instance megatron_mlp(Size const& s, Configuration const& c) {
 
 // The attention and transformer workloads run on (dp, mp) as the MLP does: batch over dp, heads
 // over mp.
-std::optional<std::string> check_heads(Size const& s, Configuration const& c) {
-  if (c.mesh.size() > 2) return std::format("it needs a mesh of 1 or 2 axes (dp, mp), not {}", c.mesh.size());
-  auto [dp, mp] = mlp_mesh(c);
-  if (s["batch"] % dp) return std::format("batch = {} is not divisible by the mesh's first axis ({})", s["batch"], dp);
-  if (s["heads"] % mp) return std::format("heads = {} is not divisible by the mesh's second axis ({})", s["heads"], mp);
-  return std::nullopt;
-}
+std::optional<std::string> check_heads(Size const& s, Configuration const& c) { return check_dp_mp(s, c, "heads"); }
 
 std::optional<std::string> check_transformer(Size const& s, Configuration const& c) {
   if (s["model"] % s["heads"])
     return std::format("model = {} is not divisible by heads = {} (head_dim = model / heads)", s["model"], s["heads"]);
   if (auto why = check_heads(s, c)) return why;
-  auto [dp, mp] = mlp_mesh(c);
-  if (s["hidden"] % mp) return std::format("hidden = {} is not divisible by the mesh's second axis ({})", s["hidden"], mp);
-  return std::nullopt;
+  return check_mlp(s, c);  // hidden over mp (the mesh and batch passed check_heads)
 }
-
 
 Instance attention(Size const& s, Configuration const& c) {
   std::int64_t batch = s["batch"], seq = s["seq"], heads = s["heads"], head_dim = s["head_dim"];
@@ -180,7 +174,7 @@ Instance attention(Size const& s, Configuration const& c) {
   auto q = random::normal(PRNGKey(0), shape, sh);
   auto k = random::normal(PRNGKey(1), shape, sh);
   auto v = random::normal(PRNGKey(2), shape, sh);
-  auto f = bench::causal_attention();
+  auto f = measure::causal_attention();
   double elements = static_cast<double>(batch) * static_cast<double>(seq) * static_cast<double>(heads) *
                     static_cast<double>(head_dim);
   return {[=] { auto y = f(q, k, v); }, 4.0 * elements * sizeof(float), 4.0 * elements * static_cast<double>(seq),
@@ -205,8 +199,8 @@ Instance transformer(Size const& s, Configuration const& c) {
   auto wo = weight(8, {heads, head_dim, model}, on(mp, None, None));
   auto w1 = weight(9, {model, hidden}, on(None, mp));
   auto w2 = weight(10, {hidden, model}, on(mp, None));
-  auto first = bench::attention_half();
-  auto second = bench::mlp_half();
+  auto first = measure::attention_half();
+  auto second = measure::mlp_half();
   double tokens = static_cast<double>(batch) * static_cast<double>(seq), m = static_cast<double>(model);
   double flops = 2.0 * tokens * m * m * 4                                     // Q, K, V, output projection
                  + 4.0 * tokens * static_cast<double>(seq) * m                // scores and p . v
@@ -337,6 +331,12 @@ std::vector<Workload> const registry = {
 
 }  // namespace
 
+char const* fom_unit(Bound bound) { return bound == Bound::compute ? "GFLOP/s" : "GB/s"; }
+
+char const* limit_name(Bound bound) {
+  return bound == Bound::memory ? "stream_triad" : bound == Bound::compute ? "blas_sgemm" : "copy";
+}
+
 std::span<Workload const> workloads() { return registry; }
 
 Workload const* find_workload(std::string_view name) {
@@ -349,28 +349,6 @@ std::string workload_names() {
   std::string s;
   for (auto const& w : registry) s += (s.empty() ? "" : ", ") + std::string(w.name);
   return s;
-}
-
-std::string platform_label() {
-  std::string model = "unknown CPU";
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("model name")) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) model = line.substr(colon + 1);
-      break;
-    }
-  }
-  // Compact: no "(R)", "(TM)", "CPU", "@ 2.10GHz", commas or runs of spaces.
-  for (std::string_view junk : {"(R)", "(TM)", "(tm)", " CPU", ","}) {
-    for (auto p = model.find(junk); p != std::string::npos; p = model.find(junk)) model.erase(p, junk.size());
-  }
-  if (auto at = model.find(" @"); at != std::string::npos) model.erase(at);
-  std::string compact;
-  for (char c : model)
-    if (!(c == ' ' && (compact.empty() || compact.back() == ' '))) compact += c;
-  while (!compact.empty() && compact.back() == ' ') compact.pop_back();
-  return compact + " / " + ExecSpace::name();
 }
 
 }  // namespace tessel::study

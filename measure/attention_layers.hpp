@@ -1,6 +1,6 @@
 #pragma once
 // Causal self-attention and a pre-norm transformer layer as jitted functions, shared by
-// bench_attention.cpp, bench_transformer.cpp and the study's workloads (src/tools/study_workloads.cpp),
+// bench_attention.cpp, bench_transformer.cpp and the study's workloads (apps/study/workloads.cpp),
 // so that the study times the very expressions the benchmarks do. Shapes come from the arguments.
 #include <cmath>
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include "tessel/tessel.hpp"
 
-namespace tessel::bench {
+namespace tessel::measure {
 
 // softmax(where(query >= key, scores, -inf)) over the last axis: the causal mask from iota, fused
 // into the softmax; `s` is (batch, heads, seq, seq).
@@ -55,4 +55,4 @@ inline auto mlp_half() {
   });
 }
 
-}  // namespace tessel::bench
+}  // namespace tessel::measure

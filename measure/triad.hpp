@@ -1,11 +1,12 @@
 #pragma once
 // STREAM triad a = b + s * c through Kokkos on three arrays of n floats: the machine's memory
-// bandwidth limit for benchmarks that report fraction_of_triad (timed interleaved in the same run).
+// bandwidth limit for benchmarks that report fraction_of_triad and for the study's memory-bound
+// workloads (timed interleaved in the same run).
 #include <cstdint>
 
 #include "tessel/tessel.hpp"
 
-namespace tessel::bench {
+namespace tessel::measure {
 
 struct Triad {
   Kokkos::View<float*, MemSpace> a, b, c;
@@ -26,4 +27,4 @@ struct Triad {
   [[nodiscard]] double bytes() const { return 3.0 * static_cast<double>(a.extent(0)) * sizeof(float); }
 };
 
-}  // namespace tessel::bench
+}  // namespace tessel::measure

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "instruction_times.hpp"
 #include "study.hpp"
 
 namespace tessel::study {
@@ -19,6 +20,8 @@ enum class Bound {
   compute,     // GFLOP/s against the BLAS's SGEMM peak
   collective,  // GB/s against Kokkos::deep_copy of the same bytes
 };
+char const* fom_unit(Bound bound);    // "GB/s" or "GFLOP/s"
+char const* limit_name(Bound bound);  // the limit's name in the results: stream_triad, blas_sgemm or copy
 
 // A workload made for one size and configuration, ready to time.
 struct Instance {
