@@ -265,8 +265,13 @@ StepKernels const& keep_kernels(plan::Plan const& plan, StepKernels kernels) {
   auto& cache = kernel_cache();
   std::lock_guard lock(cache.mutex);
   auto& slot = cache.bound[&plan];
-  if (!slot) slot = std::make_unique<StepKernels>(std::move(kernels));  // another thread may have bound it first
+  slot = std::make_unique<StepKernels>(std::move(kernels));
   return *slot;
+}
+
+std::unique_lock<std::mutex> lock_kernel_binding() {
+  static std::mutex binding;
+  return std::unique_lock(binding);
 }
 
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) { return reshard_and_count(from, to, true); }

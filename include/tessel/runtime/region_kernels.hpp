@@ -4,6 +4,7 @@
 // a struct of the region's ops, runtime/kernel_eval.hpp), stored in the step as a function
 // pointer. A kernel reads everything else from the plan (shardings, axes, views) and the run's
 // value slots, never from the expression object, so a cached plan runs any call of its type.
+#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -403,8 +404,11 @@ StepKernels bind_kernels(plan::Plan const& plan) {
 
 // The kernels of a cached plan for expressions of type E, bound on its first run and kept for the
 // program's life, as cached plans are (plan/cache.hpp): a plan only explained binds none.
-const StepKernels* cached_kernels(plan::Plan const& plan);
+StepKernels const* cached_kernels(plan::Plan const& plan);
 StepKernels const& keep_kernels(plan::Plan const& plan, StepKernels kernels);
+// Held while a plan's kernels are bound: a plan is bound once per process, so its processes'
+// check that they run the same plan (a collective among them) runs once, whatever the threads.
+std::unique_lock<std::mutex> lock_kernel_binding();
 template <class E>
 StepKernels const& kernels_for(plan::Plan const& plan) {
   // The plan a thread ran last, without a look-up: a jitted function is called over and over.
@@ -412,7 +416,11 @@ StepKernels const& kernels_for(plan::Plan const& plan) {
   thread_local StepKernels const* last_kernels = nullptr;
   if (last_plan == &plan) return *last_kernels;
   StepKernels const* k = cached_kernels(plan);
-  if (k == nullptr) k = &keep_kernels(plan, bind_kernels<E>(plan));
+  if (k == nullptr) {
+    auto binding = lock_kernel_binding();
+    k = cached_kernels(plan);  // another thread may have bound it meanwhile
+    if (k == nullptr) k = &keep_kernels(plan, bind_kernels<E>(plan));
+  }
   last_plan = &plan;
   last_kernels = k;
   return *k;
