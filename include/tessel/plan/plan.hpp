@@ -74,8 +74,8 @@ constexpr char const* name(StepKind kind) {
 
 // One instruction of the executable plan. The executor (runtime/execute.hpp) runs the list in
 // order; explain prints the same list; Kokkos Tools see each as a region named `label`, and the
-// kernels inside carry the same name. Tools read the typed fields; `label` and `text` are made
-// from them once, when the step is planned.
+// kernels inside carry the same name. Tools read the typed fields; `label` is made from them once
+// (step_label), when the step is planned; `text`, explain's line, by the rule that adds the step.
 struct Step {
   StepKind kind;
   int node;            // graph node whose value the step produces (its value slot)
