@@ -4,7 +4,9 @@
 //    against the same chain evaluated op by op (one kernel and one temporary per op);
 //  - softmax over the last axis of (8192, 4096) float32 sharded over rows, counting one read and
 //    one write of the tensor, also from cache (bench/row_kernel.hpp); and fast_math::softmax (the
-//    opt-in, expr/fast_math.hpp) likewise.
+//    opt-in, expr/fast_math.hpp) likewise;
+//  - sum(x) of (8192, 4096) float32 sharded over rows: one output per device, its rows cut into
+//    runs the shape fixes (runtime/region_launch.hpp), as a fraction of the triad (bytes: one read).
 #include <benchmark/benchmark.h>
 
 #include "interleaved.hpp"
@@ -61,9 +63,22 @@ void BM_softmax_rows(benchmark::State& state) { time_softmax_rows<false>(state);
 // The opt-in fast softmax (expr/fast_math.hpp: within 7e-7 relative of JAX's values).
 void BM_softmax_rows_fast(benchmark::State& state) { time_softmax_rows<true>(state); }
 
+void BM_sum_all(benchmark::State& state) {
+  constexpr std::int64_t rows = 8192, cols = 4096;
+  auto x = random::normal(PRNGKey(4), {rows, cols}, NamedSharding(make_mesh({8}, {"x"}), P("x", None)));
+  Triad triad(rows * cols);
+  auto total = [&] { benchmark::DoNotOptimize(eval(sum(x))); };
+  auto [sum_s, triad_s] = bench::time_interleaved(state, total, triad);
+  double bytes = static_cast<double>(rows * cols) * sizeof(float);
+  state.counters["GB_per_s"] = bytes / sum_s / 1e9;
+  state.counters["triad_GB_per_s"] = triad.bytes() / triad_s / 1e9;
+  state.counters["fraction_of_triad"] = (bytes / sum_s) / (triad.bytes() / triad_s);
+}
+
 }  // namespace
 
 BENCHMARK(BM_fused_chain)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows_fast)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 

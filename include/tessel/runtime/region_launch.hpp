@@ -118,21 +118,9 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
   else launch_elementwise<false, Fused>(exec, label, ev, out, space, rows);
 }
 
-// A Kokkos reducer that combines with the op's own combine (Kokkos::Max drops NaN, and
-// Kokkos::Sum of integers may overflow; the op's combine has XLA's semantics for both).
-template <class Op, class V>
-struct OpReducer {
-  using reducer = OpReducer;
-  using value_type = V;
-  using result_view_type = Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-  result_view_type value;
-  KOKKOS_INLINE_FUNCTION explicit OpReducer(V& v) : value(&v) {}
-  KOKKOS_INLINE_FUNCTION void join(V& dest, V const& src) const { dest = Op::combine(dest, src); }
-  KOKKOS_INLINE_FUNCTION void init(V& v) const { v = Op::template identity<V>(); }
-  KOKKOS_INLINE_FUNCTION V& reference() const { return *value.data(); }
-  KOKKOS_INLINE_FUNCTION result_view_type view() const { return value; }
-  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
-};
+// Few outputs: each output's rows are cut into at most this many runs, fixed by the shape alone
+// (enough to keep a 256-thread host busy on one output).
+inline constexpr std::int64_t reduce_runs = 256;
 
 // Reduces the last `nreduced` space dimensions; one output per combination of the others. A
 // mean divides by `global_count` (1 when its partial sums still meet in a collective).
@@ -169,19 +157,27 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
           out[o] = acc / divisor;
         });
   } else {
-    // Few outputs: spread each output's rows over the threads instead.
-    for (std::int64_t o = 0; o < outputs; ++o) {
-      V result{};
-      Kokkos::parallel_reduce(
-          label, Kokkos::RangePolicy<ExecSpace>(exec, 0, per_output),
-          KOKKOS_LAMBDA(std::int64_t r, V & acc) { acc = row_sum(o, r, acc); }, OpReducer<Op, V>(result));
-      // A view-to-view copy: deep_copy of a scalar value writes zeros with memset, which turns
-      // a -0.0 result (max of -0.0s) into +0.0.
-      V value = result / divisor;
-      Kokkos::View<V, MemSpace, Kokkos::MemoryUnmanaged> slot(out + o);
-      Kokkos::deep_copy(exec, slot, Kokkos::View<V, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&value));
-      exec.fence();
-    }
+    // Few outputs: each output's rows are cut into runs that the shape alone fixes, reduced in
+    // parallel and then combined in run order, so that the bits are the same whatever the thread
+    // count or backend (a Kokkos parallel_reduce joins in the order its threads finish).
+    std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
+    Kokkos::View<V*, MemSpace> partial(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tessel::reduce_runs"),
+                                       outputs * runs);
+    V* p = partial.data();
+    for_each_index(
+        exec, label, outputs * runs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t i) {
+          std::int64_t const o = i / runs, run = i % runs;
+          V acc = Op::template identity<V>();
+          for (std::int64_t r = run * per_output / runs; r < (run + 1) * per_output / runs; ++r) acc = row_sum(o, r, acc);
+          p[i] = acc;
+        });
+    for_each_index(
+        exec, label, outputs, outputs * runs, KOKKOS_LAMBDA(std::int64_t o) {
+          V acc = p[o * runs];
+          for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
+          out[o] = acc / divisor;
+        });
+    exec.fence();  // before `partial` is freed
   }
 }
 
