@@ -107,9 +107,10 @@ void run_generic_step(plan::Plan const& plan, plan::Step const& step, RunState& 
   auto const& node_plan = plan.nodes[static_cast<std::size_t>(step.node)];
   switch (step.kind) {
     case plan::StepKind::collective:
-      if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter)
+      if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
         reduce_collective(step, operands, state);
-      else  // one step of a sharding change
+        ++execution_counts()[step.collective];
+      } else  // one step of a sharding change (reshard_and_count counts it)
         result = reshard_and_count(operands[0], *step.to, step.starts_reshard);
       return;
     case plan::StepKind::view:
@@ -131,10 +132,8 @@ void run_step(plan::Plan const& plan, plan::Step const& step, KernelFn kernel, R
   else run_generic_step(plan, step, state);
   auto& counts = execution_counts();
   if (step.kind == plan::StepKind::kernel) ++counts.kernels;
-  // A sharding change's step counts itself (reshard_and_count); a reduction's collective here.
-  bool completes_reduction = step.collective == plan::Collective::all_reduce ||
-                             step.collective == plan::Collective::reduce_scatter;
-  if (step.kind == plan::StepKind::collective && (kernel != nullptr || completes_reduction)) ++counts[step.collective];
+  // A collective an op's kernel runs counts here; the executor's own count themselves.
+  if (step.kind == plan::StepKind::collective && kernel != nullptr) ++counts[step.collective];
 }
 
 }  // namespace
