@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "support/digest.hpp"
 #include "support/meshes.hpp"
 #include "tessel/tessel.hpp"
 
@@ -32,10 +33,7 @@ std::vector<std::pair<std::string, std::uint64_t>>& digests() {
 
 template <class T>
 void record(std::string const& name, std::vector<T> const& v) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto const* p = reinterpret_cast<unsigned char const*>(v.data());
-  for (std::size_t k = 0; k < v.size() * sizeof(T); ++k) h = (h ^ p[k]) * 1099511628211ull;
-  digests().emplace_back(name, h);
+  digests().emplace_back(name, test::bits_digest(v));
 }
 
 std::vector<float> data(std::int64_t n, std::uint32_t seed) {

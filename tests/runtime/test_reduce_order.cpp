@@ -4,34 +4,16 @@
 // threads and compares the files.
 #include <catch2/catch_test_macros.hpp>
 
-#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <vector>
 
+#include "support/digest.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
-
-namespace {
-
-// FNV-1a over the values' bit patterns.
-template <class T>
-std::uint64_t bits_digest(std::vector<T> const& values) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (T v : values) {
-    auto b = std::bit_cast<std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>>(v);
-    for (std::size_t k = 0; k < sizeof(T); ++k) {
-      h ^= (b >> (8 * k)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
-  return h;
-}
-
-}  // namespace
+using test::bits_digest;
 
 TEST_CASE("reductions with few outputs write their bits for the thread-count check", "[.reduce_order]") {
   char const* path = std::getenv("TESSEL_REDUCE_BITS");

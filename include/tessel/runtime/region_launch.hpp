@@ -11,6 +11,7 @@
 
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/view.hpp"
+#include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
 #include "tessel/runtime/launch.hpp"
@@ -161,9 +162,8 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
     // parallel and then combined in run order, so that the bits are the same whatever the thread
     // count or backend (a Kokkos parallel_reduce joins in the order its threads finish).
     std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
-    Kokkos::View<V*, MemSpace> partial(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tessel::reduce_runs"),
-                                       outputs * runs);
-    V* p = partial.data();
+    auto partial = acquire_device_memory(static_cast<std::size_t>(outputs * runs) * sizeof(V));
+    V* p = reinterpret_cast<V*>(partial.get());
     for_each_index(
         exec, label, outputs * runs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t i) {
           std::int64_t const o = i / runs, run = i % runs;
@@ -177,7 +177,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
           for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
           out[o] = acc / divisor;
         });
-    exec.fence();  // before `partial` is freed
+    exec.fence();  // before `partial` goes back to the pool
   }
 }
 
