@@ -62,6 +62,5 @@ void throw_bad_axis_size(std::string_view name, int size) {
 void throw_unknown_axis(Message const& message) { throw Error(std::string(message.view())); }
 void throw_axis_used_twice(Message const& message) { throw Error(std::string(message.view())); }
 void throw_spec_longer_than_rank(Message const& message) { throw Error(std::string(message.view())); }
-void throw_indivisible(Message const& message) { throw Error(std::string(message.view())); }
 
 }  // namespace tessel::detail

@@ -28,7 +28,7 @@ std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
   }
 }
 
-std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.shard_shape(shape).num_elements(); }
+std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.block_shape(shape).num_elements(); }
 
 }  // namespace
 
@@ -113,8 +113,8 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       c.ops = step.ops;
       if (n.kind == NodeKind::dot && step.operands.size() == 2 && made && held[static_cast<std::size_t>(step.operands[0])]) {
         int lhs = step.operands[0];
-        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->shard_shape(g[plan.node_of_slot(lhs)].shape),
-                              made->shard_shape(n.shape));
+        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->block_shape(g[plan.node_of_slot(lhs)].shape),
+                              made->block_shape(n.shape));
         c.batch = dims.batch;
         c.m = dims.m;
         c.n = dims.n;

@@ -1,7 +1,9 @@
 // explain: the instruction list as text and as JSON, and the plan's fingerprint. Both read the
 // same Steps the executor runs.
+#include <algorithm>
 #include <bit>
 #include <format>
+#include <vector>
 
 #include "tessel/plan/cache.hpp"
 #include "tessel/plan/passes.hpp"
@@ -18,6 +20,19 @@ std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
 std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes) {
   std::string s;
   for (std::size_t k = 0; k < axes.size(); ++k) s += std::format("{}{}", k ? "," : "", mesh.axes().name(axes[k]).view());
+  return s;
+}
+
+std::string block_shapes_text(NamedSharding const& sharding, Shape const& shape) {
+  std::vector<Shape> seen;
+  std::string s;
+  for (int p = 0; p < sharding.mesh().num_devices(); ++p) {
+    Shape local = sharding.shard_shape(shape, p);
+    if (std::find(seen.begin(), seen.end(), local) != seen.end()) continue;
+    seen.push_back(local);
+    if (!s.empty()) s += " or ";
+    for (std::size_t d = 0; d < local.size(); ++d) s += std::format("{}{}", d ? "x" : "", local[d]);
+  }
   return s;
 }
 

@@ -18,7 +18,8 @@ std::string describe(ReshardStep const& step) {
   char const* what = step.collective ? name(*step.collective) : step.copy ? "copy" : "local slice";
   if (!step.axes.empty()) return std::format("{} over {}", what, axes_text(step.from.mesh().axes(), step.axes));
   if (step.collective) return std::format("{} over all devices", what);
-  return step.copy ? "copy between meshes" : "local slice";
+  if (!step.copy) return "local slice";
+  return step.from.mesh() == step.to.mesh() ? "copy of uneven blocks" : "copy between meshes";
 }
 
 std::string to_string(std::span<ReshardStep const> steps) {

@@ -182,51 +182,51 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, MatrixLayo
 
 template <class T>
 void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
-  Shape ls = lhs.sharding.shard_shape(lhs.shape), rs = rhs.sharding.shard_shape(rhs.shape);
-  DotMapping const map = dot_mapping(dims, ls.size(), rs.size());
-  Order lorder, rorder;
-  std::int64_t batch = 1, m = 1, n = 1, k = 1;
-  for (auto d : dims.lhs_batch) lorder.push_back(d), batch *= ls[d];
-  for (auto d : map.lhs_free) lorder.push_back(d), m *= ls[d];
-  for (auto d : dims.lhs_contract) lorder.push_back(d), k *= ls[d];
-  for (auto d : dims.rhs_batch) rorder.push_back(d);
-  for (auto d : dims.rhs_contract) rorder.push_back(d);
-  for (auto d : map.rhs_free) rorder.push_back(d), n *= rs[d];
-
-  // The CBLAS interface takes int sizes: a larger per-device GEMM would be silently truncated.
-  constexpr std::int64_t blas_max = std::numeric_limits<int>::max();
-  if (m > blas_max || n > blas_max || k > blas_max)
-    throw Error(std::format("dot_general: each device's GEMM would be {} x {} times {} x {}, beyond the 32-bit sizes "
-                            "of the BLAS interface; shard the operands over more devices",
-                            m, k, k, n));
-  fence_all_devices();  // the operands may still be being written
-  if (k == 0) {
-    for (auto& shard : out.shards) {
-      if (!shard.addressable) continue;
-      auto* c = reinterpret_cast<T*>(shard.bytes.data());
-      std::fill(c, c + batch * m * n, T(0));
-    }
-    return;
-  }
-  // Each operand read in place when its block is a strided matrix per batch entry (strided_operand),
-  // else first copied into GEMM order by a transpose kernel of its own; then the GEMMs.
-  auto const lhs_strided = strided_operand(ls, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
-  auto const rhs_strided = strided_operand(rs, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
-  MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
-  MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
+  DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
+  // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
+  // split makes the last devices' blocks short, or empty).
   struct Gemm {
     T const* a;
     T const* b;
     T* c;
+    std::int64_t m, n, k;
+    MatrixLayout la, lb;
   };
   std::vector<Gemm> gemms;
   std::vector<std::shared_ptr<std::byte>> temporaries;
-  gemms.reserve(out.shards.size() * static_cast<std::size_t>(batch));
+  std::int64_t largest = 0;  // multiply-adds of the largest GEMM
+  fence_all_devices();       // the operands may still be being written
   for (std::size_t pos : local_positions(out)) {
+    Shape const ls = lhs.shard_shape(pos), rs = rhs.shard_shape(pos);
+    Order lorder, rorder;
+    std::int64_t batch = 1, m = 1, n = 1, k = 1;
+    for (auto d : dims.lhs_batch) lorder.push_back(d), batch *= ls[d];
+    for (auto d : map.lhs_free) lorder.push_back(d), m *= ls[d];
+    for (auto d : dims.lhs_contract) lorder.push_back(d), k *= ls[d];
+    for (auto d : dims.rhs_batch) rorder.push_back(d);
+    for (auto d : dims.rhs_contract) rorder.push_back(d);
+    for (auto d : map.rhs_free) rorder.push_back(d), n *= rs[d];
+    // The CBLAS interface takes int sizes: a larger per-device GEMM would be silently truncated.
+    constexpr std::int64_t blas_max = std::numeric_limits<int>::max();
+    if (m > blas_max || n > blas_max || k > blas_max)
+      throw Error(std::format("dot_general: device {}'s GEMM would be {} x {} times {} x {}, beyond the 32-bit sizes "
+                              "of the BLAS interface; shard the operands over more devices",
+                              out.shards[pos].device, m, k, k, n));
+    if (batch * m * n == 0) continue;
+    auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
+    if (k == 0) {  // an empty contraction (also a device past an uneven contracting end): zeros
+      std::fill(c, c + batch * m * n, T(0));
+      continue;
+    }
+    // Each operand read in place when its block is a strided matrix per batch entry
+    // (strided_operand), else first copied into GEMM order by a transpose kernel of its own.
+    auto const lhs_strided = strided_operand(ls, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
+    auto const rhs_strided = strided_operand(rs, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
+    MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
+    MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
     auto const& exec = device(out.shards[pos].device).exec;
     auto const* a = reinterpret_cast<T const*>(lhs.shards[pos].bytes.data());
     auto const* b = reinterpret_cast<T const*>(rhs.shards[pos].bytes.data());
-    auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     if (!lhs_strided && !identity(lorder)) {
       auto tmp = acquire_device_memory(static_cast<std::size_t>(ls.num_elements()) * sizeof(T));
       permute(exec, a, ls, lorder, reinterpret_cast<T*>(tmp.get()));
@@ -241,15 +241,16 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     }
     for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(Gemm{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
-                           rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n});
+                           rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la, lb});
+    largest = std::max(largest, m * n * k);
   }
   if (!temporaries.empty()) fence_all_devices();
   auto const count = static_cast<std::int64_t>(gemms.size());
   auto run = [&](std::int64_t g) {
     Gemm const& e = gemms[static_cast<std::size_t>(g)];
-    gemm<T>(m, n, k, e.a, la, e.b, lb, e.c);
+    gemm<T>(e.m, e.n, e.k, e.a, e.la, e.b, e.lb, e.c);
   };
-  if (host_gemms_in_parallel(count, m * n * k)) {
+  if (host_gemms_in_parallel(count, largest)) {
     using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
     Kokkos::parallel_for(kernel_label("tessel::gemm"), Policy(0, count).set_chunk_size(1), run);
     HostExecSpace().fence();

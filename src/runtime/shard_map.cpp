@@ -4,6 +4,7 @@
 #include "tessel/runtime/shard_map.hpp"
 
 #include <format>
+#include <string>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/device.hpp"
@@ -62,7 +63,20 @@ ImplPtr local_blocks(ImplPtr const& global, NamedSharding const& sharding, std::
     throw Error(std::format("shard_map: argument {} is a per-device value of another shard_map's body (it differs "
                             "along mesh axes {}); return it from that body through out_specs first",
                             arg, varying_text(global->sharding.mesh().axes(), global->varying)));
-  Shape local = sharding.shard_shape(global->shape);
+  // The body is planned once, for one local shape: an uneven split would give the last devices
+  // blocks of another shape (JAX's shard_map refuses it as well).
+  ShardLayout const& layout = sharding.layout();
+  for (std::size_t d = 0; d < global->shape.size(); ++d) {
+    if (global->shape[d] % layout.shards_along(d) == 0) continue;
+    std::string axes;
+    for (auto a : layout.dim_axes(d)) axes += std::format("{}'{}'", axes.empty() ? "" : ", ", layout.mesh().name(a).view());
+    throw Error(std::format("shard_map: argument {} of shape {} with in_specs {}: dimension {} has size {}, which does "
+                            "not split evenly over the {} devices of mesh axes ({}); the body sees one block shape, so "
+                            "pad the argument or split another dimension",
+                            arg, to_string(global->shape), to_string(sharding.spec()), d, global->shape[d],
+                            layout.shards_along(d), axes));
+  }
+  Shape local = layout.block_shape(global->shape);
   auto t = std::make_shared<TensorImpl>(
       TensorImpl{local, global->dtype, replicated(sharding.mesh()), global->shards, split_axes(sharding)});
   for (auto& s : t->shards) s.index = Box::whole(local);

@@ -70,14 +70,9 @@ std::vector<std::size_t> local_positions(TensorImpl const& t) {
   return out;
 }
 
-std::size_t TensorImpl::shard_bytes() const {
-  return static_cast<std::size_t>(sharding.shard_shape(shape).num_elements()) * size_of(dtype);
-}
-
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
   sharding.check_shape(shape);
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
-  std::size_t bytes = t->shard_bytes();
   Mesh const& mesh = sharding.mesh();
   t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
   for (auto [position, id] : ranges::views::enumerate(mesh.device_ids())) {
@@ -88,18 +83,20 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
       continue;
     }
     device(id);  // fails clearly for a mesh built before the device count shrank
+    Box index = sharding.layout().box(shape, flat);
+    std::size_t const bytes = static_cast<std::size_t>(index.num_elements()) * size_of(dtype);
     std::shared_ptr<std::byte> memory;
     try {
       memory = acquire_device_memory(bytes);
     } catch (OutOfMemory const& e) {
       // The shards allocated so far go back with `t`; the caller's tensors are untouched.
-      throw OutOfMemory(std::format("out of memory on device {} for a {} tensor of shape {} sharded {}: each device "
+      throw OutOfMemory(std::format("out of memory on device {} for a {} tensor of shape {} sharded {}: its shard "
                                     "needs {} bytes ({:.3g} GiB) ({})",
                                     id, name(dtype), to_string(shape), to_string(sharding), bytes,
                                     static_cast<double>(bytes) / (1 << 30), e.what()),
                         e.bytes());
     }
-    t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(memory.get(), bytes), memory});
+    t->shards.push_back(ShardBuffer{id, index, ByteView(memory.get(), bytes), memory});
   }
   return t;
 }

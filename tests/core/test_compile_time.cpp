@@ -14,7 +14,10 @@ constexpr ShardLayout cols(mesh, P(None, "mp"));
 constexpr Shape shape{128, 4};
 
 static_assert(rows.replication() == 2);
-static_assert(rows.shard_shape(shape) == Shape{32, 4});
+static_assert(rows.block_shape(shape) == Shape{32, 4});
+// An uneven split is arithmetic like any other: 10 rows over 'dp' (4) are blocks of 3, the last 1.
+static_assert(rows.box(Shape{10, 4}, 6)[0] == IndexRange{9, 10});
+static_assert(ShardLayout(mesh, P({"dp", "mp"})).box(Shape{10, 4}, 7)[0].size() == 0);
 static_assert(rows.box(shape, 3)[0] == IndexRange{32, 64});
 static_assert(cols.box(shape, 5)[1] == IndexRange{2, 4});
 static_assert(ShardLayout(mesh, P()).fully_replicated());

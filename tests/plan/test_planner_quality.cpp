@@ -29,7 +29,7 @@ double collective_bytes(plan::Plan const& p) {
   for (auto const& st : p.steps)
     if (st.kind == plan::StepKind::collective) {
       auto const& n = p.graph[static_cast<std::size_t>(st.node)];
-      b += static_cast<double>(st.to->shard_shape(n.shape).num_elements() * n.dtype_bytes);
+      b += static_cast<double>(st.to->block_shape(n.shape).num_elements() * n.dtype_bytes);
     }
   return b;
 }

@@ -79,12 +79,33 @@ TEST_CASE("device_put refuses host data of the wrong size or dtype", "[runtime][
   CHECK_THROWS_WITH(x.copy_to_host(out), ContainsSubstring("gather: host data has 100 elements but shape (128, 4) needs 512"));
 }
 
-TEST_CASE("device_put refuses shardings that cannot tile the shape", "[runtime][device_put][error]") {
+TEST_CASE("device_put splits an uneven dimension into blocks of ceil(n/k), the last short or empty",
+          "[runtime][device_put][uneven]") {
   auto mesh = make_mesh({4, 2}, {"dp", "mp"});
   auto data = test::iota_data<float>(Shape{10, 4});
-  CHECK_THROWS_WITH(device_put(data, Shape{10, 4}, NamedSharding(mesh, P("dp"))),
-                    ContainsSubstring("dimension 0 of shape (10, 4) has size 10, which is not divisible by mesh axes "
-                                      "'dp' (4) of total size 4"));
+  auto x = device_put(data, Shape{10, 4}, NamedSharding(mesh, P("dp")));
+  std::vector<std::int64_t> rows;
+  for (auto const& s : x.addressable_shards()) {
+    CHECK(s.shape == s.index.extent());
+    CHECK(static_cast<std::int64_t>(s.data.size()) == s.shape.num_elements());
+    rows.push_back(s.shape[0]);
+  }
+  CHECK(rows == std::vector<std::int64_t>{3, 3, 3, 3, 3, 3, 1, 1});  // (replicated over 'mp')
+  CHECK(test::shards_match(x, data));
+  CHECK(test::bitwise_equal(x.to_host(), data));
+  // 10 rows over 8 devices: blocks of 2, so the last three devices hold nothing.
+  auto y = device_put(data, Shape{10, 4}, NamedSharding(mesh, P({"dp", "mp"})));
+  auto shards = y.addressable_shards();
+  CHECK(to_string(shards[4].index) == "[8:10, 0:4]");
+  CHECK(to_string(shards[5].index) == "[10:10, 0:4]");
+  CHECK(shards[7].shape == Shape{0, 4});
+  CHECK(test::shards_match(y, data));
+  CHECK(test::bitwise_equal(y.to_host(), data));
+}
+
+TEST_CASE("device_put refuses a spec longer than the shape's rank", "[runtime][device_put][error]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto data = test::iota_data<float>(Shape{10, 4});
   CHECK_THROWS_WITH(device_put(data, Shape{10, 4}, NamedSharding(mesh, P(None, None, "mp"))),
                     ContainsSubstring("has 3 entries but the tensor of shape (10, 4) has rank 2"));
 }

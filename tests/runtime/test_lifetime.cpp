@@ -38,7 +38,7 @@ TEST_CASE("running out of device memory is an error naming the tensor, and chang
     FAIL("allocating 16 TiB per device succeeded");
   } catch (OutOfMemory const& e) {
     CHECK_THAT(e.what(), ContainsSubstring("out of memory on device 0 for a float32 tensor of shape (2097152, 2097152) "
-                                           "sharded NamedSharding(mesh=('a': 2, 'b': 4), spec=P()): each device needs "
+                                           "sharded NamedSharding(mesh=('a': 2, 'b': 4), spec=P()): its shard needs "
                                            "17592186044416 bytes"));
     CHECK(e.bytes() >= std::size_t{17592186044416});
   }

@@ -40,7 +40,8 @@ inline std::vector<std::vector<int>> ordered_axis_subsets(MeshAxes const& mesh) 
 // dimension; several axes on one dimension in both orders).
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank);
 
-// Every sharding of `mesh` (all_specs) whose tiling divides `shape`.
+// Every sharding of `mesh` (all_specs) that can tile `shape`: uneven splits included (their last
+// devices hold short or empty blocks).
 inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& shape) {
   std::vector<NamedSharding> out;
   for (auto const& spec : all_specs(mesh.axes(), static_cast<int>(shape.size()))) {

@@ -25,9 +25,14 @@ class NamedSharding {
     return NamedSharding(mesh_.with_devices(devices), layout_);
   }
 
-  // Fails, naming the dimension, sizes and axes, when this sharding cannot tile `shape`.
+  // Fails, naming the spec and the shape, when the spec is longer than the rank of `shape`.
   constexpr void check_shape(Shape const& shape) const { layout_.check_shape(shape); }
-  [[nodiscard]] constexpr Shape shard_shape(Shape const& global) const { return layout_.shard_shape(global); }
+  // The block each device is allotted (ceil(n/k) per split dimension; device 0's shard shape) and
+  // the shape of the shard at mesh position `flat` (shorter or empty past a dimension's end).
+  [[nodiscard]] constexpr Shape block_shape(Shape const& global) const { return layout_.block_shape(global); }
+  [[nodiscard]] constexpr Shape shard_shape(Shape const& global, int flat) const {
+    return layout_.shard_shape(global, flat);
+  }
   // jax's Sharding.devices_indices_map: each device of the mesh (in mesh order) with the global
   // index range it holds.
   [[nodiscard]] std::vector<std::pair<int, Box>> devices_indices_map(Shape const& global) const;

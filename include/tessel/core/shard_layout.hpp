@@ -19,7 +19,6 @@ namespace detail {
 [[noreturn]] void throw_unknown_axis(Message const& message);
 [[noreturn]] void throw_axis_used_twice(Message const& message);
 [[noreturn]] void throw_spec_longer_than_rank(Message const& message);
-[[noreturn]] void throw_indivisible(Message const& message);
 }  // namespace detail
 
 class ShardLayout {
@@ -34,13 +33,12 @@ class ShardLayout {
     if (f.kind == Failure::axis_used_twice) detail::throw_axis_used_twice(message(f, nullptr));
   }
 
-  // Checks that the layout can tile a tensor of this shape: the spec is no longer than the rank
-  // and every sharded dimension is divisible by the product of its axes. tessel refuses uneven
-  // shardings rather than padding (see README).
+  // Checks that the layout can tile a tensor of this shape: the spec is no longer than the rank.
+  // Any size tiles: a dimension of size n split k ways gives each device a block of ceil(n/k)
+  // (box below), so the last devices' shards can be short or empty.
   constexpr void check_shape(Shape const& shape) const {
     Failure f = shape_failure(shape);
     if (f.kind == Failure::spec_longer_than_rank) detail::throw_spec_longer_than_rank(message(f, &shape));
-    if (f.kind == Failure::indivisible) detail::throw_indivisible(message(f, &shape));
   }
 
   // What check_shape and the constructor would throw, as a message (empty when the spec is valid
@@ -83,11 +81,26 @@ class ShardLayout {
   }
   [[nodiscard]] constexpr bool fully_replicated() const { return replication() == mesh_.num_devices(); }
 
-  [[nodiscard]] constexpr Shape shard_shape(Shape const& global) const {
+  // The block each device is allotted along every dimension: ceil(n/k) for a dimension of size n
+  // split k ways (the XLA/Shardy rule). Device 0's shard has this shape; a later device's shard is
+  // its box, which stops at the dimension's end (shorter, or empty).
+  [[nodiscard]] constexpr std::int64_t block(Shape const& global, std::size_t d) const {
+    std::int64_t k = shards_along(d);
+    return (global[d] + k - 1) / k;
+  }
+  [[nodiscard]] constexpr Shape block_shape(Shape const& global) const {
     Shape s;
-    for (std::size_t d = 0; d < global.size(); ++d) s.push_back(global[d] / shards_along(d));
+    for (std::size_t d = 0; d < global.size(); ++d) s.push_back(block(global, d));
     return s;
   }
+  // Whether every device's shard is a whole block (every sharded dimension divides evenly).
+  [[nodiscard]] constexpr bool even(Shape const& global) const {
+    for (std::size_t d = 0; d < global.size(); ++d)
+      if (global[d] % shards_along(d) != 0) return false;
+    return true;
+  }
+  // The shape of the shard the mesh position `flat` holds.
+  [[nodiscard]] constexpr Shape shard_shape(Shape const& global, int flat) const { return box(global, flat).extent(); }
 
   // Which shard along each dimension the mesh position `flat` holds: the mixed-radix number its
   // coordinates on that dimension's axes form, first axis most significant.
@@ -102,13 +115,16 @@ class ShardLayout {
     return t;
   }
 
-  // The global index range the mesh position `flat` holds.
+  // The global index range the mesh position `flat` holds: its tile's block, cut at the end of
+  // each dimension (empty for the tiles past it).
   [[nodiscard]] constexpr Box box(Shape const& global, int flat) const {
     auto tile = tile_index(flat, global.size());
     Box b;
     for (std::size_t d = 0; d < global.size(); ++d) {
-      std::int64_t block = global[d] / shards_along(d);
-      b.push_back({tile[d] * block, (tile[d] + 1) * block});
+      std::int64_t n = global[d], size = block(global, d);
+      std::int64_t start = tile[d] * size < n ? tile[d] * size : n;
+      std::int64_t stop = start + size < n ? start + size : n;
+      b.push_back({start, stop});
     }
     return b;
   }
@@ -126,7 +142,7 @@ class ShardLayout {
   // Where a check failed (its message is made only then: a Message is large, and layouts are made
   // often, also by the compiler planning static_jit functions).
   struct Failure {
-    enum Kind { none, unknown_axis, axis_used_twice, spec_longer_than_rank, indivisible } kind = none;
+    enum Kind { none, unknown_axis, axis_used_twice, spec_longer_than_rank } kind = none;
     std::size_t dim = 0, other = 0;  // the dimension (and the earlier one using the same axis)
     AxisName name{};                 // the axis
   };
@@ -155,8 +171,6 @@ class ShardLayout {
   [[nodiscard]] constexpr Failure shape_failure(Shape const& shape) const {
     (void)shape.num_elements();  // negative dimensions and overflowing counts fail here
     if (spec_.size() > shape.size()) return {Failure::spec_longer_than_rank};
-    for (std::size_t d = 0; d < dims_.size(); ++d)
-      if (shape[d] % shards_along(d) != 0) return {Failure::indivisible, d};
     return {};
   }
 
@@ -180,15 +194,6 @@ class ShardLayout {
         m << spec_ << " has " << spec_.size() << " entries but the tensor of shape " << *shape << " has rank "
           << shape->size();
         break;
-      case Failure::indivisible: {
-        std::size_t d = f.dim;
-        m << spec_ << ": dimension " << d << " of shape " << *shape << " has size " << (*shape)[d]
-          << ", which is not divisible by mesh axes ";
-        for (std::size_t i = 0; i < dims_[d].size(); ++i)
-          m << (i ? " x '" : "'") << mesh_.name(dims_[d][i]).view() << "' (" << mesh_.size(dims_[d][i]) << ")";
-        m << " of total size " << shards_along(d) << "; tessel does not pad uneven shards";
-        break;
-      }
     }
     return m;
   }

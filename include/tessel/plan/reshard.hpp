@@ -86,6 +86,46 @@ constexpr bool blocks_permute(ShardLayout const& from, ShardLayout const& to, Sh
   return true;
 }
 
+// Whether a step runs as its collective on this shape: every device's new block is kept locally
+// (a slice), tiled exactly by its group's blocks (an all-gather), covered once by them (an
+// all-to-all), or one of them (a collective-permute). Always so when both layouts split `shape`
+// evenly; an uneven split can break it, as blocks of ceil(n/k) do not nest: 10 rows over
+// P(('a', 'b')) on a 2x4 mesh are blocks of 2, and the four of a = 0 hold rows 0-7, not P('a')'s 0-4.
+constexpr bool step_fits(ShardLayout const& from, ShardLayout const& to, Shape const& shape, LayoutStep const& step) {
+  MeshAxes const& mesh = from.mesh();
+  for (int p = 0; p < mesh.num_devices(); ++p) {
+    Box const want = to.box(shape, p);
+    std::int64_t const size = want.num_elements();
+    if (!step.collective) {
+      if (intersect(want, from.box(shape, p)).num_elements() != size) return false;
+      continue;
+    }
+    auto cp = mesh.coords(p);
+    std::int64_t covered = 0;
+    bool one_of_them = false, all_inside = true;
+    for (int q = 0; q < mesh.num_devices(); ++q) {
+      auto cq = mesh.coords(q);
+      bool same_group = true;  // q differs from p only on the step's axes
+      for (std::size_t a = 0; a < mesh.num_axes(); ++a)
+        if (cp[a] != cq[a] && !contains(step.axes, static_cast<std::uint8_t>(a))) same_group = false;
+      if (!same_group) continue;
+      Box const have = from.box(shape, q);
+      std::int64_t const common = intersect(want, have).num_elements();
+      covered += common;
+      one_of_them = one_of_them || have == want;
+      all_inside = all_inside && common == have.num_elements();
+    }
+    bool fits = false;
+    switch (*step.collective) {
+      case Collective::all_gather: fits = all_inside && covered == size; break;
+      case Collective::collective_permute: fits = one_of_them; break;
+      default: fits = covered == size; break;
+    }
+    if (!fits) return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 
 // `axes` without the mesh axes of size 1: those split nothing (a device's coordinate on them is
@@ -186,11 +226,11 @@ constexpr int group_size(MeshAxes const& mesh, ShardLayout::AxisList const& axes
 namespace detail {
 
 constexpr double block_bytes(NamedSharding const& s, Shape const& shape, std::size_t element_bytes) {
-  return static_cast<double>(s.shard_shape(shape).num_elements()) * static_cast<double>(element_bytes);
+  return static_cast<double>(s.block_shape(shape).num_elements()) * static_cast<double>(element_bytes);
 }
 
-// Different meshes (shape or device order): compare each device's new block with what it and the
-// others hold.
+// Different meshes (shape or device order), or uneven blocks no collective fits: compare each
+// device's new block with what it and the others hold.
 constexpr std::vector<ReshardStep> between_meshes(Shape const& shape, std::size_t element_bytes, NamedSharding const& from,
                                         NamedSharding const& to) {
   Mesh const& src = from.mesh();
@@ -240,8 +280,16 @@ constexpr std::vector<ReshardStep> decompose(Shape const& shape, std::size_t ele
   if (from == to) return {};
   if (!(from.mesh() == to.mesh())) return detail::between_meshes(shape, element_bytes, from, to);
   Mesh const& mesh = from.mesh();
+  LayoutSteps const steps = decompose(from.layout(), to.layout(), shape);
+  if (!from.layout().even(shape) || !to.layout().even(shape)) {
+    // Uneven blocks: the collectives the layouts suggest, when they still fit the blocks; else
+    // the blocks compared box by box, as between two meshes.
+    for (auto const& s : steps)
+      if (!detail::step_fits(ShardLayout(mesh.axes(), s.from), ShardLayout(mesh.axes(), s.to), shape, s))
+        return detail::between_meshes(shape, element_bytes, from, to);
+  }
   std::vector<ReshardStep> out;
-  for (auto const& s : decompose(from.layout(), to.layout(), shape)) {
+  for (auto const& s : steps) {
     NamedSharding a(mesh, s.from), b(mesh, s.to);
     // Every kind's figure is the new block: what an all-gather gathers, what a local slice keeps,
     // what an all-to-all or a collective-permute delivers (for a plain move, the block held).

@@ -111,7 +111,10 @@ constexpr ViewShardings view_shardings(ViewSpec const& view, Shape const& in_sha
           // Every axis of the group moved onto its first dimension (an all-to-all, where the later
           // dimensions of a merge are split), when both first dimensions divide: then each block
           // is one contiguous piece of the group, as XLA's reshape handler arranges before a merge.
-          // Else the first dimension's own axes, the others gathered.
+          // Else the first dimension's own axes, the others gathered. Axes carry over only when
+          // each device's block is the same piece of the group on both sides: the first
+          // dimensions divide evenly, or are the same dimension (uneven blocks of ceil(n/k) rows
+          // would cut a merged dimension elsewhere).
           AxisList all;
           for (std::size_t d = g.i0; d < g.i1; ++d)
             for (auto a : in[d]) all.push_back(a);
@@ -120,11 +123,15 @@ constexpr ViewShardings view_shardings(ViewSpec const& view, Shape const& in_sha
             for (auto a : axes) n *= mesh.axes().size(a);
             return n;
           };
-          if (!all.empty() && in_shape[fi] % size(all) == 0 && out_shape[fo] % size(all) == 0) {
+          auto carries = [&](AxisList const& axes) {
+            return in_shape[fi] == out_shape[fo] ||
+                   (in_shape[fi] % size(axes) == 0 && out_shape[fo] % size(axes) == 0);
+          };
+          if (!all.empty() && carries(all)) {
             keep = all;
           } else {
             keep = in[fi];
-            if (out_shape[fo] % size(keep) != 0) keep.clear();
+            if (!carries(keep)) keep.clear();
           }
         }
         for (std::size_t d = g.i0; d < g.i1; ++d) in[d] = d == fi ? keep : AxisList{};

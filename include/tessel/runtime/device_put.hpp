@@ -60,9 +60,8 @@ Tensor<T> device_put(Tensor<T> const& x, NamedSharding const& sharding) {
 template <Element T, class Fill>
   requires std::invocable<Fill&, Box const&, std::span<T>>
 Tensor<T> make_array_from_callback(Shape const& shape, NamedSharding const& sharding, Fill&& fill) {
-  auto n = static_cast<std::size_t>(sharding.shard_shape(shape).num_elements());
   return Tensor<T>(detail::from_callback(shape, dtype_of<T>, sharding, [&](Box const& index, void* block) {
-    fill(index, std::span<T>(static_cast<T*>(block), n));
+    fill(index, std::span<T>(static_cast<T*>(block), static_cast<std::size_t>(index.num_elements())));
   }));
 }
 

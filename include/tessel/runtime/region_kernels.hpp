@@ -127,7 +127,7 @@ struct Binder {
       auto const& n = plan.graph[static_cast<std::size_t>(id)];
       NamedSharding const& s = *at(id).out;
       IotaEval<V> it;
-      LeafLayout layout{s.shard_shape(n.shape), {}, 0};
+      LeafLayout layout{s.shard_shape(n.shape, pos), {}, 0};
       layout.stride[n.axis] = 1;
       leaf_strides(layout, region, space, it.stride);
       it.start = s.layout().box(n.shape, pos)[n.axis].start;
@@ -137,7 +137,7 @@ struct Binder {
       auto const& p = at(id);
       if (p.reshard) return leaf<V>(value(id), pos, region, space);
       auto const& n = plan.graph[static_cast<std::size_t>(id)];
-      return view_leaf<V>(n.view, value(id - 1), pos, p.out->shard_shape(n.shape), region, space);
+      return view_leaf<V>(n.view, value(id - 1), pos, p.out->shard_shape(n.shape, pos), region, space);
     } else {
       return leaf<V>(value(id), pos, region, space);
     }
@@ -298,7 +298,6 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   auto const& p = plan.nodes[static_cast<std::size_t>(step.node)];
   Shape const& shape = plan.graph[static_cast<std::size_t>(step.node)].shape;
   auto out = TensorImpl::allocate(shape, dtype_of<V>, *p.out);
-  Shape local = p.out->shard_shape(shape);
   Binder const b{plan, state};
   bool const rows = b.has_row_fusion<E>(base);
   bool const cached = rows && b.row_cache_applies<E>(base);
@@ -307,6 +306,8 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   bool memo_used = false;
   char const* label = step.label.c_str();
   for (std::size_t pos : local_positions(*out)) {
+    Shape const local = out->shard_shape(pos);
+    if (local.num_elements() == 0) continue;  // past an uneven dimension's end
     Space space = make_space(local, nullptr);
     auto ev = shared.bind<E>(base, static_cast<int>(pos), local, space);
     std::vector<std::int64_t*> strides;
@@ -349,12 +350,16 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
   auto const& p = plan.nodes[static_cast<std::size_t>(step.node)];
   auto const& n = plan.graph[static_cast<std::size_t>(step.node)];
   Shape const& in_shape = plan.graph[static_cast<std::size_t>(child)].shape;
-  Shape in_local = plan.nodes[static_cast<std::size_t>(child)].out->shard_shape(in_shape);
+  NamedSharding const& in_sharding = *plan.nodes[static_cast<std::size_t>(child)].out;
   auto partial = TensorImpl::allocate(n.shape, dtype_of<V>, *p.partial);
   std::int64_t count = 1;
   for (auto a : n.axes) count *= in_shape[a];
   Binder const b{plan, state};
   for (std::size_t pos : local_positions(*partial)) {
+    // A device whose input block is empty along a reduced axis (past an uneven end) holds the
+    // reduction's identity, which the collective then combines like any partial result.
+    Shape const in_local = in_sharding.shard_shape(in_shape, static_cast<int>(pos));
+    if (partial->shard_shape(pos).num_elements() == 0) continue;
     Space space = make_space(in_local, &n.axes);
     auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
     // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the

@@ -52,7 +52,7 @@ template <class T>
 LeafEval<T> leaf(ImplPtr const& v, int pos, Shape const& region, Space const& space) {
   LeafEval<T> l;
   l.data = reinterpret_cast<T const*>(v->shards[static_cast<std::size_t>(pos)].bytes.data());
-  leaf_strides(v->sharding.shard_shape(v->shape), region, space, l.stride);
+  leaf_strides(v->shard_shape(static_cast<std::size_t>(pos)), region, space, l.stride);
   return l;
 }
 
@@ -61,7 +61,7 @@ LeafEval<T> leaf(ImplPtr const& v, int pos, Shape const& region, Space const& sp
 template <class T>
 LeafEval<T> view_leaf(ViewSpec const& view, ImplPtr const& in, int pos, Shape const& local, Shape const& region,
                       Space const& space) {
-  LeafLayout layout = view_layout(view, in->sharding.shard_shape(in->shape), local);
+  LeafLayout layout = view_layout(view, in->shard_shape(static_cast<std::size_t>(pos)), local);
   LeafEval<T> l;
   l.data = reinterpret_cast<T const*>(in->shards[static_cast<std::size_t>(pos)].bytes.data()) + layout.offset;
   leaf_strides(layout, region, space, l.stride);

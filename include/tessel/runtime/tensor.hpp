@@ -65,9 +65,9 @@ class Tensor {
   // This process's shards, in mesh order (replicated shards appear once per device holding them).
   [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
     std::vector<Shard<T>> out;
-    Shape local = impl_->sharding.shard_shape(impl_->shape);
     for (auto const& s : impl_->shards) {
       if (!s.addressable) continue;
+      Shape local = s.index.extent();  // a short or empty shard past an uneven dimension's end
       // Shards are stored untyped; the typed view is unmanaged, so the Shard holds the tensor.
       Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> typed(reinterpret_cast<T*>(s.bytes.data()),
                                                                 static_cast<std::size_t>(local.num_elements()));

@@ -23,7 +23,7 @@ using ByteView = Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged>;
 struct ShardBuffer {
   int device;                          // global device id
   Box index;                           // the global index range held, row-major inside `bytes`
-  ByteView bytes;                      // shard_shape().num_elements() * size_of(dtype) bytes
+  ByteView bytes;                      // index.num_elements() * size_of(dtype) bytes (none when empty)
   std::shared_ptr<std::byte> memory;   // owns `bytes` (pooled); replicas have their own
   bool addressable = true;             // on one of this process's devices
 };
@@ -40,7 +40,9 @@ struct TensorImpl {
 
   // Shards with uninitialized memory; fails (before allocating) when the sharding cannot tile shape.
   static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding);
-  [[nodiscard]] std::size_t shard_bytes() const;
+  // The shape of the shard at mesh position `pos`: the sharding's block, shorter or empty where an
+  // uneven dimension ends (ShardLayout::box).
+  [[nodiscard]] Shape shard_shape(std::size_t pos) const { return shards[pos].index.extent(); }
   // Whether this process holds every shard (jax.Array.is_fully_addressable).
   [[nodiscard]] bool fully_addressable() const;
 };

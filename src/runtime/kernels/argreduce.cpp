@@ -38,9 +38,18 @@ struct Dims {
 
 template <bool Max, class T>
 void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& value, char const* label) {
+  // What a device whose block is empty along the reduced axes (past an uneven end) offers: a value
+  // every element beats or ties, under an index every real one undercuts.
+  T const none = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  T const nowhere_value = std::numeric_limits<T>::has_infinity ? (Max ? -std::numeric_limits<T>::infinity()
+                                                                      : std::numeric_limits<T>::infinity())
+                                                               : none;
   for (std::size_t pos : local_positions(in)) {
     Dims d = dims;
-    for (int k = 0; k < d.rank; ++k) d.start[k] = in.shards[pos].index[static_cast<std::size_t>(k)].start;
+    for (int k = 0; k < d.rank; ++k) {
+      d.start[k] = in.shards[pos].index[static_cast<std::size_t>(k)].start;
+      d.local[k] = in.shards[pos].index[static_cast<std::size_t>(k)].size();
+    }
     std::int64_t outputs = 1, per = 1;
     for (int k = 0; k < d.rank; ++k) (d.reduced[k] ? per : outputs) *= d.local[k];
     T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
@@ -73,6 +82,10 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
           best_index = flat;
         }
       }
+      if (best_index < 0) {
+        best = nowhere_value;
+        best_index = std::numeric_limits<std::int32_t>::max();
+      }
       idx[o] = static_cast<std::int32_t>(best_index);
       val[o] = best;
     });
@@ -86,12 +99,8 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
 void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank> const& axes, bool max,
                        TensorImpl& index, TensorImpl& value, char const* label) {
   Dims d;
-  Shape local = in.sharding.shard_shape(in.shape);
   d.rank = static_cast<int>(in.shape.size());
-  for (int k = 0; k < d.rank; ++k) {
-    d.local[k] = local[static_cast<std::size_t>(k)];
-    d.global[k] = in.shape[static_cast<std::size_t>(k)];
-  }
+  for (int k = 0; k < d.rank; ++k) d.global[k] = in.shape[static_cast<std::size_t>(k)];
   for (auto a : axes) d.reduced[a] = true;
   std::int64_t count = 1;
   for (auto a : axes) count *= in.shape[a];

@@ -11,14 +11,14 @@ void concatenate_kernel(plan::Plan const& plan, plan::Step const& step, RunState
   KernelArgs const k{plan, step, state};
   std::size_t const axis = k.node().axis;
   auto out = TensorImpl::allocate(k.node().shape, k.operand(0)->dtype, *k.node_plan().after_collective);
-  Box dst_box = Box::whole(out->sharding.shard_shape(out->shape));
   std::size_t element = size_of(out->dtype);
   for (std::size_t pos : local_positions(*out)) {
+    Box const dst_box = Box::whole(out->shard_shape(pos));
     auto const& exec = device(out->shards[pos].device).exec;
     std::int64_t at = 0;
     for (std::size_t o = 0; o < step.operands.size(); ++o) {
       TensorImpl const& part = *k.operand(o);
-      Box src_box = Box::whole(part.sharding.shard_shape(part.shape));
+      Box src_box = Box::whole(part.shard_shape(pos));
       std::int64_t length = src_box[axis].size();
       src_box[axis] = {at, at + length};
       copy_region(exec, part.shards[pos].bytes.data(), src_box, out->shards[pos].bytes.data(), dst_box, src_box,

@@ -38,10 +38,10 @@ Lines lines_of(Shape const& local, std::size_t axis) {
 std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label) {
   if (op != ReduceOp::sum) throw Error("scan: only sums are scanned");
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
-  Lines l = lines_of(in.sharding.shard_shape(in.shape), axis);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (std::size_t pos : local_positions(*out)) {
+      Lines const l = lines_of(out->shard_shape(pos), axis);
       T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
       T* dst = reinterpret_cast<T*>(out->shards[pos].bytes.data());
       for_each_index(device(out->shards[pos].device).exec, label, l.outer * l.inner, l.outer * l.inner * l.length,
@@ -62,9 +62,9 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
 
 // Combines into every block of `t` the last values along `axis` of the block before it, block by
 // block in the axis's order, among the devices that hold the same rest of the tensor: afterwards
-// each block holds the scan of everything up to it.
+// each block holds the scan of everything up to it. Empty blocks (past an uneven end) hold nothing
+// to carry and stay out of the chains.
 void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {
-  Lines l = lines_of(t.sharding.shard_shape(t.shape), axis);
   // Chains of blocks that hold the same rest of the tensor (the same box on every other
   // dimension), one block of each place along the axis: the k-th replica of a block joins the
   // chain of the k-th replicas (replica chains compute alike).
@@ -73,6 +73,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
   for (std::size_t pos = 0; pos < t.shards.size(); ++pos) {
     std::vector<std::int64_t> key, whole;
     Box const& box = t.shards[pos].index;
+    if (box.empty()) continue;
     for (std::size_t d = 0; d < box.size(); ++d) {
       whole.push_back(box[d].start);
       if (d != axis) key.push_back(box[d].start);
@@ -92,6 +93,9 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
         for (std::size_t k = 1; k < members.size(); ++k) {
           auto const& prev = t.shards[members[k - 1]];
           auto& cur = t.shards[members[k]];
+          // The blocks of a chain differ only in their length along the axis.
+          Lines const l = lines_of(cur.index.extent(), axis);
+          std::int64_t const last_at = prev.index[axis].size() - 1;  // the block before's last slice
           std::int64_t const n = l.outer * l.length * l.inner;
           // Each block waits for the one before it: the carry runs down the axis in order.
           fence_all_devices();
@@ -100,7 +104,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             T* block = reinterpret_cast<T*>(cur.bytes.data());
             for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
               std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-              block[f] = xla::combine<Op>(before[(o * l.length + l.length - 1) * l.inner + i], block[f]);
+              block[f] = xla::combine<Op>(before[(o * (last_at + 1) + last_at) * l.inner + i], block[f]);
             });
           } else if (prev.addressable || cur.addressable) {
             // The link crosses processes: the block before sends its last slice (outer x inner),
@@ -112,7 +116,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
               T const* before = reinterpret_cast<T const*>(prev.bytes.data());
               for (std::int64_t o = 0; o < l.outer; ++o)
                 for (std::int64_t i = 0; i < l.inner; ++i)
-                  last[static_cast<std::size_t>(o * l.inner + i)] = before[(o * l.length + l.length - 1) * l.inner + i];
+                  last[static_cast<std::size_t>(o * l.inner + i)] = before[(o * (last_at + 1) + last_at) * l.inner + i];
               exchange.send(distributed::process_of(cur.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
             } else {

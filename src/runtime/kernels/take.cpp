@@ -14,14 +14,16 @@ namespace {
 template <class T>
 void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
                   char const* label) {
-  Shape tl = table.sharding.shard_shape(table.shape);
-  std::int64_t pre = 1, post = 1, m = indices.sharding.shard_shape(indices.shape).num_elements();
-  for (std::size_t d = 0; d < axis; ++d) pre *= tl[d];
-  for (std::size_t d = axis + 1; d < tl.size(); ++d) post *= tl[d];
-  std::int64_t const len = tl[axis], n = table.shape[axis];
+  std::int64_t const n = table.shape[axis];
   T const fill = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
   T const elsewhere = std::numeric_limits<T>::is_iec559 ? T(-0.0) : T(0);  // the identity of a sum, -0.0 included
   for (std::size_t pos : local_positions(out)) {
+    // This device's blocks, which an uneven table or index split makes short (or empty).
+    Shape const tl = table.shard_shape(pos);
+    std::int64_t pre = 1, post = 1, m = indices.shard_shape(pos).num_elements();
+    for (std::size_t d = 0; d < axis; ++d) pre *= tl[d];
+    for (std::size_t d = axis + 1; d < tl.size(); ++d) post *= tl[d];
+    std::int64_t const len = tl[axis];
     auto const& ts = table.shards[pos];
     std::int64_t const lo = ts.index[axis].start, hi = ts.index[axis].stop;
     bool const first = lo == 0;

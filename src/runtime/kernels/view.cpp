@@ -14,8 +14,9 @@ void view_copy(KernelArgs const& k) {
   NamedSharding const& own = *k.node_plan().after_collective;
   ImplPtr const& in = k.operand(0);
   auto out = TensorImpl::allocate(n.shape, in->dtype, own);
-  Shape local = own.shard_shape(n.shape);
   for (std::size_t pos : local_positions(*out)) {
+    Shape const local = out->shard_shape(pos);
+    if (local.num_elements() == 0) continue;
     Space space = make_space(local, nullptr);
     LeafEval<T> l = view_leaf<T>(n.view, in, static_cast<int>(pos), local, local, space);
     collapse(space, {l.stride});

@@ -38,7 +38,7 @@ class ArgReduceRules final : public OpRules {
           {"arg_reduce", s.user_op(i)}, {s.slot(c)});
     if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
-      auto count = static_cast<double>(partial.shard_shape(n.shape).num_elements());
+      auto count = static_cast<double>(partial.block_shape(n.shape).num_elements());
       double bytes = count * static_cast<double>(s.node(c).dtype_bytes + 4);
       double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +
                   s.model.all_reduce_us(count * 4, group);

@@ -36,7 +36,7 @@ class CumsumRules final : public OpRules {
     int group = group_size(mesh.axes(), axes);
     // Each block reads one slice (the last along the axis) of the block before it; priced as the
     // collective-permute it amounts to, once per block down the axis.
-    Shape slice = out.shard_shape(n.shape);
+    Shape slice = out.block_shape(n.shape);
     slice[n.axis] = 1;
     double bytes = static_cast<double>(slice.num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
     double us = (group - 1) * s.model.collective_permute_us(bytes);

@@ -114,7 +114,7 @@ constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedShard
     DotChoice c{sharding_from_axes(mesh, ldims), sharding_from_axes(mesh, rdims), sharding_from_axes(mesh, odims),
                 sharding_from_axes(mesh, odims), k_axes, 0};
     c.cost = p.reshard_cost(n.children[0], c.lhs) + p.reshard_cost(n.children[1], c.rhs);
-    double out_bytes = static_cast<double>(c.partial.shard_shape(n.shape).num_elements() * n.dtype_bytes);
+    double out_bytes = static_cast<double>(c.partial.block_shape(n.shape).num_elements() * n.dtype_bytes);
     int group = group_size(mesh.axes(), k_axes);
     if (!k_axes.empty() && req && Planner::scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
       c.cost += p.model.reduce_scatter_us(out_bytes, group);
@@ -146,9 +146,7 @@ class DotRules final : public OpRules {
     GraphNode const& n = s.node(i);
     for (int c : n.children) s.operand(c);
     auto const& sh = *s.at(i).partial;
-    Shape local = sh.shard_shape(n.shape);
-    std::string blocks;
-    for (std::size_t d = 0; d < local.size(); ++d) blocks += TESSEL_TEXT("{}{}", d ? "x" : "", local[d]);
+    std::string blocks = std::is_constant_evaluated() ? std::string() : block_shapes_text(sh, n.shape);
     s.add(StepKind::kernel, i, sh.mesh().num_devices(),
           TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
                       type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
