@@ -61,8 +61,9 @@ SIZES = [8, 16, 24, 32]
 CONSTANTS = [0.5, 1.5, 2.0, 3.0, -1.0]
 
 
-def random_spec(rng, mesh_shape, shape, p_use=0.6):
-    """Each mesh axis goes to a random dimension (or nowhere), in random order, if it divides."""
+def random_spec(rng, mesh_shape, shape, p_use=0.6, even=True):
+    """Each mesh axis goes to a random dimension (or nowhere), in random order, if it divides (or,
+    with even=False, whether it divides or not: an uneven split, blocks of ceil(n/k))."""
     dims = [[] for _ in shape]
     order = list(range(len(mesh_shape)))
     rng.shuffle(order)
@@ -73,7 +74,7 @@ def random_spec(rng, mesh_shape, shape, p_use=0.6):
         n = mesh_shape[a]
         for x in dims[d]:
             n *= mesh_shape[x]
-        if shape[d] % n == 0:
+        if shape[d] % n == 0 or not even:
             dims[d].append(a)
     return dims
 
@@ -161,6 +162,35 @@ def generate(seed, count):
             case["s"] = spec_text(random_spec(rng, mesh_shape, (shapes[0][0], shapes[1][1]), 0.8))
         if mode == "out":
             case["out"] = spec_text(random_spec(rng, mesh_shape, result_shape(prog, shapes, r)))
+        case["_mesh_shape"] = mesh_shape
+        case["_shapes"] = shapes
+        cases.append(case)
+    return cases
+
+
+# Uneven cases: JAX refuses an uneven split of a jit argument or result (device_put, in/out
+# shardings), but partitions an uneven intermediate (XLA pads it): the inputs are split only where
+# they divide (few axes divide these sizes), the constraint `s` wherever it lands.
+UNEVEN_SIZES = [5, 6, 7, 9, 12, 13]
+UNEVEN_PROGRAMS = ["constraint", "constraint_mm"]
+
+
+def generate_uneven(seed, count, first_id):
+    rng = random.Random(seed)
+    cases = []
+    for k in range(count):
+        prog = UNEVEN_PROGRAMS[k % len(UNEVEN_PROGRAMS)]
+        mesh_shape, mesh_name = MESHES[(k // len(UNEVEN_PROGRAMS)) % len(MESHES)]
+        S = lambda: rng.choice(UNEVEN_SIZES)
+        shapes = [(S(), S(), S())] if prog == "constraint" else [(S(), S()), None]
+        if prog == "constraint_mm":
+            shapes[1] = (shapes[0][1], S())
+        case = {"id": first_id + k, "prog": prog, "mesh": mesh_name, "c": rng.choice(CONSTANTS), "r": 0,
+                "mode": rng.choice(["jit", "in"])}
+        for i, shape in enumerate(shapes):
+            case[f"x{i}"] = f"{shape_text(shape)}:{spec_text(random_spec(rng, mesh_shape, shape))}"
+        constrained = shapes[0] if prog == "constraint" else (shapes[0][0], shapes[1][1])
+        case["s"] = spec_text(random_spec(rng, mesh_shape, constrained, 0.8, even=False))
         case["_mesh_shape"] = mesh_shape
         case["_shapes"] = shapes
         cases.append(case)
@@ -317,6 +347,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--cases", type=int, default=360)
+    ap.add_argument("--uneven", type=int, default=60, help="uneven cases appended, ids from 1000")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.txt"))
     args = ap.parse_args()
     import jax
@@ -325,9 +356,10 @@ def main():
     if len(jax.devices()) < 8:
         sys.exit("needs 8 devices: XLA_FLAGS=--xla_force_host_platform_device_count=8")
     with open(args.out, "w") as fh:
-        header(fh, f"random sharded programs and XLA's collectives (seed {args.seed}, {args.cases} cases)",
+        header(fh, f"random sharded programs and XLA's collectives (seed {args.seed}, {args.cases} cases, "
+               f"{args.uneven} uneven from id 1000)",
                "tests/data/xla_collectives/make_reference.py", libc=False)
-        for case in generate(args.seed, args.cases):
+        for case in generate(args.seed, args.cases) + generate_uneven(args.seed, args.uneven, 1000):
             jitted, xs = build(case)
             counts, total, link = collectives(jitted.lower(*xs).compile().as_text())
             fields = " ".join(f"{k}={v}" for k, v in case.items() if not k.startswith("_"))
