@@ -48,7 +48,12 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
     return std::pair{row.start, b[shape.rank() - 1].start};
   };
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<int>> holders;
-  for (auto const& [device_id, box] : map) holders[key(box)].push_back(device_id);
+  std::map<std::int64_t, std::int64_t> col_size;  // by column start: the block's width in elements
+  for (auto const& [device_id, box] : map) {
+    if (box.empty()) continue;  // a device past an uneven end holds nothing to draw
+    holders[key(box)].push_back(device_id);
+    col_size[box[shape.rank() - 1].start] = box[shape.rank() - 1].size();
+  }
 
   // The grid: the distinct row starts and column starts of the blocks, in order.
   auto starts = [&](auto part) {
@@ -71,20 +76,31 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
     labels[k] = label;
   }
   width = std::max<std::size_t>(width + 6, 11);
+  // Columns drawn to scale when an uneven split makes them differ, as JAX draws a jitted result's
+  // uneven blocks: the widest block gets `width`, the others their share (room for the label kept).
+  std::int64_t widest = 0;
+  for (auto const& [start, size] : col_size) widest = std::max(widest, size);
+  std::size_t const label_room = width - 6 + 2;
+  auto width_of = [&](std::int64_t col) {
+    auto scaled = static_cast<std::size_t>((static_cast<double>(width) * static_cast<double>(col_size[col])) /
+                                               static_cast<double>(widest) + 0.5);
+    return std::max(scaled, label_room);
+  };
   // A few text lines per block when there are few blocks down, so the picture keeps its shape.
   std::size_t lines = rows.size() == 1 ? 3 : rows.size() <= 4 ? 3 : 1;
 
   Glyphs const& g = options.style == BoxStyle::utf8 ? utf8 : ascii;
   auto rule = [&](char const* left, char const* mid, char const* right) {
     std::string s = left;
-    for (std::size_t c = 0; c < cols.size(); ++c) s += repeat(g.h, width) + (c + 1 < cols.size() ? mid : right);
+    for (std::size_t c = 0; c < cols.size(); ++c) s += repeat(g.h, width_of(cols[c])) + (c + 1 < cols.size() ? mid : right);
     return s + "\n";
   };
   std::string out = rule(g.top_left, g.top, g.top_right);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     for (std::size_t line = 0; line < lines; ++line) {
       std::string s = g.v;
-      for (auto col : cols) s += (line == lines / 2 ? centered(labels[{rows[r], col}], width) : std::string(width, ' ')) + g.v;
+      for (auto col : cols)
+        s += (line == lines / 2 ? centered(labels[{rows[r], col}], width_of(col)) : std::string(width_of(col), ' ')) + g.v;
       out += s + "\n";
     }
     out += r + 1 < rows.size() ? rule(g.left, g.cross, g.right) : rule(g.bottom_left, g.bottom, g.bottom_right);
