@@ -12,6 +12,7 @@
 #include <range/v3/view/transform.hpp>
 
 #include "tessel/plan/cost_model.hpp"
+#include "tessel/plan/passes.hpp"
 #include "tessel/core/device_groups.hpp"
 
 namespace tessel::plan {
@@ -107,6 +108,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       if (step.kind != StepKind::view) c.bytes_written = static_cast<double>(e) * static_cast<double>(n.dtype_bytes);
       else c.bytes_read = 0;
       largest = std::max(largest, e);
+      if (!made->layout().even(n.shape)) c.blocks = block_shapes_text(*made, n.shape);
       c.devices.assign(made->mesh().device_ids().begin(), made->mesh().device_ids().end());
     }
     if (step.kind == StepKind::kernel) {
@@ -153,8 +155,9 @@ std::string cost_analysis_text(Plan const& plan) {
                                          c.batch > 1 ? std::format(", batch {}", c.batch) : std::string())
                            : std::string();
     std::string groups = c.groups.empty() ? std::string() : ", replica_groups=" + replica_groups_text(c.groups);
-    s += std::format("  #{} {}: {:.0f} flops{}, {:.0f} bytes read, {:.0f} bytes written, est {:.1f} us{}\n", k,
-                     plan.steps[k].label, c.flops, gemm, c.bytes_read, c.bytes_written, c.estimate_us, groups);
+    std::string blocks = c.blocks.empty() ? std::string() : ", uneven blocks " + c.blocks;
+    s += std::format("  #{} {}: {:.0f} flops{}, {:.0f} bytes read, {:.0f} bytes written, est {:.1f} us{}{}\n", k,
+                     plan.steps[k].label, c.flops, gemm, c.bytes_read, c.bytes_written, c.estimate_us, blocks, groups);
     flops += c.flops;
     read += c.bytes_read;
     written += c.bytes_written;

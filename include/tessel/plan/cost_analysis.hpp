@@ -22,6 +22,8 @@ struct InstructionCost {
   std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs: each device multiplies batch (m x k) @ (k x n)
   double flops = 0;                              // per device (flop_count)
   double bytes_read = 0, bytes_written = 0;      // per device: the blocks of the values read and made
+                                                 // (for an uneven split, the largest block's)
+  std::string blocks;                            // an uneven result's distinct block shapes, "3x64 or 1x64"
   double estimate_us = 0;                        // the cost model's: Step::estimate_us, plus for kernels
                                                  // its roofline (CostModel::kernel) of these flops and bytes
   std::vector<std::string> mesh_axes;            // collectives and exchanges: their groups' axes
