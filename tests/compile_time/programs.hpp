@@ -43,6 +43,15 @@ struct MegatronScattered : Megatron<M> {
   static constexpr std::optional<PartitionSpec> out = P(M::dp, "mp");
 };
 
+// The same on shapes the mesh does not divide: 15 rows and a hidden dimension of 126 (blocks of
+// ceil(n/k), the last devices' short).
+template <class M>
+struct MegatronUneven {
+  static constexpr MeshAxes mesh = M::mesh;
+  static constexpr std::tuple args{Arg<float>{{15, 64}, P(M::dp)}, Arg<float>{{64, 126}, P(None, "mp")},
+                                   Arg<float>{{126, 64}, P("mp")}};
+};
+
 // softmax over a dimension split over mp (its max and sum meet across devices).
 inline constexpr auto softmax_rows = [](auto const& x) { return softmax(x * 0.5f); };
 template <class M>

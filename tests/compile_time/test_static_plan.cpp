@@ -31,6 +31,18 @@ constexpr bool megatron_scattered_ok() {
 static_assert(megatron_scattered_ok<Mesh1D>() && megatron_scattered_ok<Mesh2D>() &&
               megatron_scattered_ok<Mesh2DTall>() && megatron_scattered_ok<Mesh3D>());
 
+// Uneven shapes plan alike, at compile time too: one all-reduce over mp, nothing gathered; the
+// all-reduce is priced by the largest block (ceil(15 / dp) rows).
+template <class M>
+constexpr bool megatron_uneven_ok() {
+  constexpr auto p = static_plan<MegatronUneven<M>>(megatron);
+  return p.collectives() == 1 && p.count(Collective::all_reduce, "mp") == 1 && p.count(Collective::all_gather) == 0 &&
+         !p.gathers_an_argument() && p.kernels() == 3 && p.out_is(P(M::dp));
+}
+static_assert(megatron_uneven_ok<Mesh1D>() && megatron_uneven_ok<Mesh2D>() && megatron_uneven_ok<Mesh2DTall>() &&
+              megatron_uneven_ok<Mesh3D>());
+static_assert(static_plan<MegatronUneven<Mesh2D>>(megatron).bytes(Collective::all_reduce) == 8 * 64 * 4);
+
 // The all-reduce's bytes: each device's partial [16 / dp, 64] float32 block.
 static_assert(static_plan<Megatron<Mesh2D>>(megatron).bytes(Collective::all_reduce) == 8 * 64 * 4);
 static_assert(static_plan<Megatron<Mesh1D>>(megatron).bytes(Collective::all_reduce) == 16 * 64 * 4);
@@ -71,6 +83,7 @@ void check_all_programs(Mesh const& mesh) {
   test::check_static_program<Heads<M>>(heads, mesh);
   test::check_static_program<Megatron<M>>(megatron, mesh);
   test::check_static_program<MegatronScattered<M>>(megatron, mesh);
+  test::check_static_program<MegatronUneven<M>>(megatron, mesh);
   test::check_static_program<Softmax<M>>(softmax_rows, mesh);
   test::check_static_program<ReshardChain<M>>(reshard_chain, mesh, [](auto const& x) { return exp(x * 2.0f + 1.0f); });
   test::check_static_program<BatchedDot<M>>(batched_dot, mesh);

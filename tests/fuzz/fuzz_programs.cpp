@@ -330,6 +330,7 @@ class Gen {
       int kind = pick(0, 9);
       int want = kind < 4 ? 0 : kind < 8 ? 1 : kind == 8 ? 2 : 3;
       bool bad = one_in(24);
+      bool uneven = one_in(3);  // axes that need not divide the size (the last blocks short or empty)
       FixedVector<AxisName, max_mesh_axes> names;
       std::int64_t prod = 1;
       for (int k = 0; k < want; ++k) {
@@ -337,11 +338,11 @@ class Gen {
           int flavour = pick(0, 2);
           if (flavour == 0) names.push_back("zz");  // not in the mesh
           else names.push_back(ax.name(static_cast<std::size_t>(pick(0, static_cast<int>(ax.num_axes()) - 1))));
-          continue;  // 1: maybe used twice, 2: maybe not dividing
+          continue;  // 1: maybe used twice, 2: maybe not dividing (no error: an uneven split)
         }
         std::vector<std::size_t> cand;
         for (std::size_t a = 0; a < ax.num_axes(); ++a)
-          if (!used[a] && size % (prod * ax.size(a)) == 0) cand.push_back(a);
+          if (!used[a] && (uneven || size % (prod * ax.size(a)) == 0)) cand.push_back(a);
         if (cand.empty()) break;
         std::size_t a = choose(cand);
         used[a] = true;
