@@ -40,10 +40,26 @@ ImplPtr drop_stage_dimension(ImplPtr const& local, std::size_t weight) {
   return t;
 }
 
-ImplPtr block_rows(ImplPtr const& local, std::int64_t start, std::int64_t stop) {
+ImplPtr block_rows(ImplPtr const& local, std::int64_t start, std::int64_t stop, std::int64_t rows) {
   Shape shape = local->shape;
-  std::int64_t const row = shape.num_elements() / shape[0] * static_cast<std::int64_t>(size_of(local->dtype));
-  shape[0] = stop - start;
+  std::int64_t const row = shape[0] ? shape.num_elements() / shape[0] * static_cast<std::int64_t>(size_of(local->dtype)) : 0;
+  shape[0] = rows;
+  if (stop - start < rows) {
+    // A short microbatch: its rows then zero rows, in new memory (the stage sees whole microbatches).
+    auto t = TensorImpl::allocate(shape, local->dtype, local->sharding);
+    t->varying = local->varying;
+    std::size_t const real = static_cast<std::size_t>((stop - start) * row);
+    for (std::size_t pos : local_positions(*t)) {
+      auto& dst = t->shards[pos];
+      auto exec = device(dst.device).exec;
+      Kokkos::deep_copy(exec, dst.bytes, std::byte{0});
+      Kokkos::deep_copy(exec, Kokkos::subview(dst.bytes, std::pair<std::size_t, std::size_t>(0, real)),
+                        Kokkos::subview(local->shards[pos].bytes,
+                                        std::pair<std::int64_t, std::int64_t>(start * row, stop * row)));
+    }
+    fence_all_devices();
+    return t;
+  }
   auto t = std::make_shared<TensorImpl>(*local);
   t->shape = shape;
   for (auto& s : t->shards) {
@@ -103,11 +119,10 @@ int pipeline_stages(Mesh const& mesh, PipelineOptions const& options, std::vecto
 }
 
 void check_microbatches(Shape const& block, PipelineOptions const& options, PartitionSpec const& x_spec) {
-  if (block.rank() < 1 || block[0] % options.microbatches != 0)
-    throw Error(std::format("pipeline: each device's block of the batch (laid out {}) has shape {}; its {} rows do "
-                            "not split into {} equal microbatches: use a microbatch count that divides {}",
-                            to_string(x_spec), to_string(block), block.rank() ? block[0] : 0, options.microbatches,
-                            block.rank() ? block[0] : 0));
+  if (block.rank() < 1)
+    throw Error(std::format("pipeline: each device's block of the batch (laid out {}) is a scalar; the batch needs a "
+                            "first dimension to split into {} microbatches",
+                            to_string(x_spec), options.microbatches));
 }
 
 void check_stage_result(Shape const& got, Shape const& want) {

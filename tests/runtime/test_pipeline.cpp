@@ -1,8 +1,9 @@
 // Pipeline parallelism (runtime/pipeline.hpp): a stack of MLP stages run as a GPipe pipeline over
 // 'pp' equals the stages run one after another unpipelined, on meshes pp alone, dp x pp, pp x mp
-// and dp x pp x mp, for several microbatch counts; the schedule's table and bubble fraction; and
-// the errors (a microbatch count that does not divide the batch, a weight not stacked over 'pp',
-// the batch split over 'pp', a stage changing the activations' shape).
+// and dp x pp x mp, for several microbatch counts (dividing each device's rows or not: the last
+// microbatches short or empty); the schedule's table and bubble fraction; and the errors (a scalar
+// batch, a weight not stacked over 'pp', the batch split over 'pp', a stage changing the
+// activations' shape).
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -51,7 +52,7 @@ TEST_CASE("a pipeline over pp equals the stages run one after another", "[pipeli
     auto w2 = random::normal(PRNGKey(3), {pp, H, D}) * 0.2f;
     Tensor<float> w1t = w1, w2t = w2;
     auto want = unpipelined(x.to_host(), batch, w1t.to_host(), w2t.to_host(), pp);
-    for (int m : {1, 2, 3, 4, 6, 24}) {
+    for (int m : {1, 2, 3, 4, 5, 6, 7, 24, 25}) {
       INFO("mesh " << to_string(mesh) << ", " << m << " microbatches");
       auto run = pipeline(mlp_stage, mesh, {P("pp", None, "mp"), P("pp", "mp", None)}, P("dp", None),
                           {.axis = "pp", .microbatches = m});
@@ -85,9 +86,10 @@ TEST_CASE("pipeline errors name the counts, specs and shapes", "[pipeline]") {
   auto x = random::normal(PRNGKey(1), {24, D});
   Tensor<float> w1 = random::normal(PRNGKey(2), {4, D, D});
   auto stage = [](auto const& w, auto const& h) { return matmul(h, w); };
-  REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P("dp"), {.microbatches = 5})(w1, x),
-                      ContainsSubstring("pipeline: each device's block of the batch (laid out P('dp')) has shape (12, "
-                                        "16); its 12 rows do not split into 5 equal microbatches"));
+  Tensor<float> scalar = device_put(std::vector<float>{1.0f}, Shape{});
+  REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P("pp")}, P(), {.microbatches = 2})(w1, scalar),
+                      ContainsSubstring("pipeline: each device's block of the batch (laid out P()) is a scalar; the "
+                                        "batch needs a first dimension to split into 2 microbatches"));
   REQUIRE_THROWS_WITH(pipeline(stage, mesh, {P(None, "pp")}, P("dp"), {.microbatches = 2}),
                       ContainsSubstring("pipeline: weight 0 is laid out P(None, 'pp'); its first dimension stacks the "
                                         "stages and must be split over the pipeline axis 'pp' alone"));

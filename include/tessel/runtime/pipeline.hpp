@@ -12,8 +12,12 @@
 // of the steps for p stages and m microbatches. The result comes from the last stage, replicated
 // over the pipeline axis (a psum of it masked to the last stage), laid out as the input is.
 //
-// A microbatch count must divide each device's rows of the batch: otherwise the call fails naming
-// both (no padding).
+// Each device's rows of the batch are split into m microbatches of ceil(rows / m) rows, the last
+// ones short or empty (the uneven rule of shardings). A short microbatch is filled up with zero
+// rows inside the pipeline, so every stage sees one shape; the results of those rows are dropped
+// before the result is assembled. Stages must treat rows independently (as pipelining the batch
+// assumes: a stage that mixes rows would already see each microbatch alone).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -28,7 +32,7 @@ namespace tessel {
 
 struct PipelineOptions {
   AxisName axis{"pp"};   // the mesh axis the stages are laid along
-  int microbatches = 1;  // m: each device's rows of the batch split into m equal microbatches
+  int microbatches = 1;  // m: each device's rows of the batch split into m microbatches (the last may be short)
 };
 
 // Which microbatch each stage runs at each step of GPipe's forward schedule.
@@ -52,8 +56,9 @@ namespace detail {
 // Stage weights: the local block of a weight whose leading (stage) dimension is split over the
 // pipeline axis has one stage's entry; it is given to the stage function without that dimension.
 ImplPtr drop_stage_dimension(ImplPtr const& local, std::size_t weight);
-// Rows [start, stop) of every device's block (no copy), and blocks concatenated along rows.
-ImplPtr block_rows(ImplPtr const& local, std::int64_t start, std::int64_t stop);
+// Rows [start, stop) of every device's block as a block of `rows` rows: a view when they are
+// that many, else a copy filled up with zero rows; and blocks concatenated along rows.
+ImplPtr block_rows(ImplPtr const& local, std::int64_t start, std::int64_t stop, std::int64_t rows);
 ImplPtr concatenate_block_rows(std::vector<ImplPtr> const& parts);
 // The pipeline axis's size on `mesh`, and the checks of the weights' specs (naming the weight,
 // its spec and the axis) and of the microbatch count.
@@ -111,7 +116,8 @@ class Pipelined {
     using T = typename std::remove_cvref_t<decltype(x)>::value_type;
     detail::check_microbatches(x.shape(), options_, x_spec_);
     int const p = schedule_.stages, m = schedule_.microbatches;
-    std::int64_t const rows = x.shape()[0] / m;
+    std::int64_t const batch = x.shape()[0], rows = (batch + m - 1) / m;
+    auto real = [&](int k) { return std::clamp<std::int64_t>(batch - k * rows, 0, rows); };
     auto stage_weights = [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::make_tuple(
           Tensor<typename std::remove_cvref_t<std::tuple_element_t<I, Locals>>::value_type>(
@@ -120,7 +126,9 @@ class Pipelined {
     Tensor<std::int32_t> stage = lax::axis_index(DimSpec(options_.axis));
     std::vector<std::pair<int, int>> next;  // stage s passes its activations to s + 1
     for (int s = 0; s + 1 < p; ++s) next.emplace_back(s, s + 1);
-    auto microbatch = [&](int k) { return Tensor<T>(detail::block_rows(x.impl_ptr(), k * rows, (k + 1) * rows)); };
+    auto microbatch = [&](int k) {
+      return Tensor<T>(detail::block_rows(x.impl_ptr(), k * rows, k * rows + real(k), rows));
+    };
     Tensor<T> state = microbatch(0);
     std::vector<detail::ImplPtr> outputs(static_cast<std::size_t>(m));
     step_seconds_->clear();
@@ -130,7 +138,7 @@ class Pipelined {
       Tensor<T> input = t < m ? Tensor<T>(where(equal(stage, 0), microbatch(t), state)) : state;
       Tensor<T> out = std::apply([&](auto const&... w) { return Tensor<T>(stage_(w..., input)); }, stage_weights);
       detail::check_stage_result(out.shape(), input.shape());
-      if (t >= p - 1) outputs[static_cast<std::size_t>(t - (p - 1))] = out.impl_ptr();
+      if (int const k = t - (p - 1); k >= 0) outputs[static_cast<std::size_t>(k)] = detail::block_rows(out.impl_ptr(), 0, real(k), real(k));
       if (t + 1 < schedule_.steps()) state = lax::ppermute(out, DimSpec(options_.axis), next);
       step_seconds_->push_back(detail::seconds_since(start));
     }
