@@ -244,3 +244,24 @@ TEST_CASE("GPT-2's vocabulary (50257) as a vocabulary-parallel embedding and log
   // A softmax's normalizer over the uneven vocabulary, across the all-reduce.
   require_close(Tensor<float>(logsumexp(logits, -1)).to_host(), Tensor<float>(logsumexp(logits_one, -1)).to_host());
 }
+
+TEST_CASE("jit with uneven in_shardings and out_shardings equals one device", "[expr][uneven][jit]") {
+  for (auto const& mesh : test::all_meshes()) {
+    auto k = static_cast<std::int64_t>(mesh.num_devices());
+    Shape xs{k + 1, 2 * k - 1}, ws{2 * k - 1, 3};
+    auto x = draw(xs, NamedSharding(mesh, P()), 20), w = draw(ws, NamedSharding(mesh, P()), 21);
+    auto f = [](auto const& a, auto const& b) { return softmax(matmul(tanh(a), b), -1); };
+    Tensor<float> want = f(whole(x), whole(w));
+    auto specs = test::all_specs(mesh.axes(), 2);
+    for (std::size_t i = 0; i < specs.size(); i += 3) {
+      NamedSharding sx(mesh, specs[i]), sw(mesh, specs[(i + 1) % specs.size()]), so(mesh, specs[(i + 2) % specs.size()]);
+      INFO(to_string(mesh) << " x " << to_string(sx.spec()) << " w " << to_string(sw.spec()) << " out "
+                           << to_string(so.spec()));
+      auto jitted = jit(f, {sx, sw}, so);
+      Tensor<float> y = jitted(x, w);
+      REQUIRE(y.sharding() == so);
+      for (auto const& shard : y.addressable_shards()) REQUIRE(shard.shape == shard.index.extent());
+      require_close(y.to_host(), want.to_host());
+    }
+  }
+}

@@ -232,6 +232,41 @@ TEST_CASE("random draws give each process its own shards of the same global valu
     }
 }
 
+TEST_CASE("uneven shapes (7 x 13 on every mesh: short and empty blocks) across processes have one device's bits") {
+  Shape shape{7, 13}, ws{13, 5};
+  auto hx = data(shape.num_elements(), 21), hw = data(ws.num_elements(), 22);
+  auto rx = device_put(hx, shape, here()), rw = device_put(hw, ws, here());
+  Tensor<float> e_want = tanh(rx) * 2.0f + 1.0f;
+  Tensor<float> s_want = sum(rx, {0});
+  Tensor<float> d_want = matmul(rx, rw);
+  Tensor<std::int32_t> a_want = argmax(rx, 0);
+  for (auto const& mesh : test::all_meshes())
+    for (auto const& s : some_shardings(mesh, shape, 4)) {
+      INFO(name_of(mesh, s));
+      auto probe = device_put(hx, shape, s);
+      auto held = detail::local_box(probe.impl());
+      std::vector<float> part;
+      if (held)
+        for (std::int64_t r = (*held)[0].start; r < (*held)[0].stop; ++r)
+          for (std::int64_t c = (*held)[1].start; c < (*held)[1].stop; ++c)
+            part.push_back(hx[static_cast<std::size_t>(r * 13 + c)]);
+      auto x = make_array_from_process_local_data(s, part, shape);
+      REQUIRE(process_allgather(x) == hx);
+      Tensor<float> e = tanh(x) * 2.0f + 1.0f;
+      REQUIRE(process_allgather(e) == e_want.to_host());
+      auto sg = process_allgather(Tensor<float>(sum(x, {0})));
+      check_close(sg, s_want.to_host(), 1e-5f);
+      record("uneven sum " + name_of(mesh, s), sg);
+      REQUIRE(process_allgather(Tensor<std::int32_t>(argmax(x, 0))) == a_want.to_host());
+      NamedSharding ws_sharding(mesh, P(s.spec().size() > 1 ? s.spec()[1] : DimSpec()));
+      auto dg = process_allgather(Tensor<float>(matmul(x, device_put(hw, ws, ws_sharding))));
+      check_close(dg, d_want.to_host(), 1e-5f);
+      record("uneven dot " + name_of(mesh, s), dg);
+      auto moved = device_put(x, some_shardings(mesh, shape, 4).back());
+      REQUIRE(process_allgather(moved) == hx);
+    }
+}
+
 TEST_CASE("processes about to run different plans all fail, naming the processes, instead of hanging") {
   if (distributed::process_count() == 1) return;
   auto mesh = make_mesh({8}, {"x"});
