@@ -1,33 +1,60 @@
 #pragma once
 // Element types. A tensor's dtype is part of its C++ type (Tensor<float>); DType is the same fact
 // as a value, for messages and for type-erased code in src/.
+//
+// bfloat16 and float16 (core/half.hpp) are storage types: kernels compute on them in float
+// (compute_t) and round once when they store, as XLA does on CPU.
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "tessel/core/half.hpp"
+
 namespace tessel {
 
-enum class DType : std::uint8_t { float32, float64, int32 };
+enum class DType : std::uint8_t { float32, float64, int32, bfloat16, float16 };
 
 template <class T>
-concept Element = std::same_as<T, float> || std::same_as<T, double> || std::same_as<T, std::int32_t>;
+concept HalfFloat = std::same_as<T, bfloat16> || std::same_as<T, float16>;
+
+template <class T>
+concept Element = std::same_as<T, float> || std::same_as<T, double> || std::same_as<T, std::int32_t> || HalfFloat<T>;
+
+// Floating element types, the 16-bit ones included (std::floating_point knows only the built-in ones).
+template <class T>
+concept FloatingElement = std::floating_point<T> || HalfFloat<T>;
+
+// The type a kernel computes a value of type T in: float for the 16-bit floats, T otherwise.
+template <class T>
+using compute_t = std::conditional_t<HalfFloat<T>, float, T>;
 
 template <Element T>
-inline constexpr DType dtype_of = std::same_as<T, float>    ? DType::float32
-                                  : std::same_as<T, double> ? DType::float64
-                                                            : DType::int32;
+inline constexpr DType dtype_of = std::same_as<T, float>      ? DType::float32
+                                  : std::same_as<T, double>   ? DType::float64
+                                  : std::same_as<T, bfloat16> ? DType::bfloat16
+                                  : std::same_as<T, float16>  ? DType::float16
+                                                              : DType::int32;
 
 constexpr std::string_view name(DType d) {
   switch (d) {
     case DType::float32: return "float32";
     case DType::float64: return "float64";
     case DType::int32: return "int32";
+    case DType::bfloat16: return "bfloat16";
+    case DType::float16: return "float16";
   }
   return "?";
 }
 
-constexpr std::size_t size_of(DType d) { return d == DType::float64 ? 8 : 4; }
+constexpr std::size_t size_of(DType d) {
+  switch (d) {
+    case DType::float64: return 8;
+    case DType::bfloat16:
+    case DType::float16: return 2;
+    default: return 4;
+  }
+}
 
 // Calls f with a value of the element type `d` names: how type-erased code in src/ runs a typed
 // kernel for a tensor's dtype.
@@ -36,6 +63,8 @@ constexpr decltype(auto) visit(DType d, F&& f) {
   switch (d) {
     case DType::float32: return f(float{});
     case DType::float64: return f(double{});
+    case DType::bfloat16: return f(bfloat16{});
+    case DType::float16: return f(float16{});
     case DType::int32: break;
   }
   return f(std::int32_t{});

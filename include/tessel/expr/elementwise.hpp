@@ -29,8 +29,11 @@ constexpr auto make_node(Nodes const&... nodes) {
   static_assert(!is_weak_v<Promoted>, "tessel: an expression needs at least one tensor operand");
   static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select,
                 "tessel: no arithmetic on comparison results (bool); use where(cond, a, b) or astype<int32_t>()");
-  using Compute = std::conditional_t<typing == Typing::floating, float_of_t<Promoted>, Promoted>;
-  using Result = std::conditional_t<typing == Typing::comparison, bool, Compute>;
+  // The result's type, and the type its kernel computes in (float for 16-bit floats, rounded once
+  // when stored).
+  using Value = std::conditional_t<typing == Typing::floating, float_of_t<Promoted>, Promoted>;
+  using Compute = compute_t<Value>;
+  using Result = std::conditional_t<typing == Typing::comparison, bool, Value>;
   Shape shape;
   Mesh const* mesh = nullptr;
   StaticErrors* errors = errors_of(nodes...);
@@ -145,7 +148,7 @@ template <Element To, class X>
 constexpr auto astype(X const& x) {
   using N = node_t<X>;
   auto n = as_node(x);
-  return ElementwiseNode<ops::convert<To>, expr_value_t<N>, To, N>{{n}, {n.shape()}};
+  return ElementwiseNode<ops::convert<To>, compute_t<expr_value_t<N>>, To, N>{{n}, {n.shape()}};
 }
 
 }  // namespace tessel

@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "tessel/core/dtype.hpp"
 #include "tessel/core/reduce_op.hpp"
 
 namespace tessel::xla {
@@ -191,6 +192,8 @@ KOKKOS_FORCEINLINE_FUNCTION To convert(From x) {
     const From in_range = (x >= lo && x < hi) ? x : From(0);
     const To t = static_cast<To>(in_range);
     return x != x ? To(0) : (x >= hi ? std::numeric_limits<To>::max() : (x < lo ? std::numeric_limits<To>::min() : t));
+  } else if constexpr (HalfFloat<To>) {
+    return To(static_cast<float>(x));  // rounds to nearest even once x is a float
   } else {
     return static_cast<To>(x);
   }

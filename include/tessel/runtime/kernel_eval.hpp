@@ -373,16 +373,19 @@ inline thread_local T row_memo[row_memo_slots];
 // Otherwise the reduction was computed before the kernel and is read like a tensor.
 template <class Op, class T, class Child>
 struct ReduceEval {
+  // 16-bit floats accumulate in float; the result rounds to T, as it does when the reduction is
+  // stored apart, so fusing it changes no bit.
+  using C = compute_t<T>;
   static constexpr bool row_invariant = true;  // under Fused (see RowValue)
   bool fused = false;
   LeafEval<T> leaf;
   Child child;
   std::int64_t length = 0;  // row length
-  T divisor = T(1);         // mean: the row length (jnp.mean divides the sum by the count)
+  C divisor = C(1);         // mean: the row length (jnp.mean divides the sum by the count)
   bool unit_rows = false;   // the child's leaves walk the row contiguously
   bool child_fused = false; // every reduction inside the child is row-fused too
   std::int8_t memo_write = -1, memo_read = -1;  // row_memo slots (row-fused only), or -1
-  T value{};
+  C value{};
 
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
     if (!fused) {
@@ -391,26 +394,27 @@ struct ReduceEval {
     }
 #ifdef TESSEL_ROW_MEMO
     if (memo_read >= 0) {  // an earlier reduction of this row computed the same value
-      value = row_memo<T>[memo_read];
+      value = row_memo<C>[memo_read];
       return;
     }
 #endif
     child.begin_row(idx, outer);
-    T id = Op::template identity<T>();
-    if (unit_rows && child_fused) value = reduce_row<Op, T, true, true>(child, length, id) / divisor;
-    else if (unit_rows) value = reduce_row<Op, T, true, false>(child, length, id) / divisor;
-    else if (child_fused) value = reduce_row<Op, T, false, true>(child, length, id) / divisor;
-    else value = reduce_row<Op, T, false, false>(child, length, id) / divisor;
+    C id = Op::template identity<C>();
+    if (unit_rows && child_fused) value = reduce_row<Op, C, true, true>(child, length, id) / divisor;
+    else if (unit_rows) value = reduce_row<Op, C, true, false>(child, length, id) / divisor;
+    else if (child_fused) value = reduce_row<Op, C, false, true>(child, length, id) / divisor;
+    else value = reduce_row<Op, C, false, false>(child, length, id) / divisor;
+    if constexpr (HalfFloat<T>) value = C(T(value));
 #ifdef TESSEL_ROW_MEMO
-    if (memo_write >= 0) row_memo<T>[memo_write] = value;
+    if (memo_write >= 0) row_memo<C>[memo_write] = value;
 #endif
   }
   // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
   // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.
   template <bool Unit, bool Fused = false>
-  KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
+  KOKKOS_FORCEINLINE_FUNCTION C at(std::int64_t e) const {
     if constexpr (Fused) return value;
-    else return fused ? value : leaf.template at<Unit>(e);
+    else return fused ? value : C(leaf.template at<Unit>(e));
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
     if (fused) child.prefetch_next_row(e);

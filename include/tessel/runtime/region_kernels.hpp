@@ -153,7 +153,7 @@ struct Binder {
     std::vector<std::int64_t*> strides;
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
-    if constexpr (E::tag::op::divides) r.divisor = static_cast<V>(r.length);
+    if constexpr (E::tag::op::divides) r.divisor = static_cast<compute_t<V>>(r.length);
   }
 
   // The row-fused reductions of E's region in begin_row order.

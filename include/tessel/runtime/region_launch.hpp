@@ -134,9 +134,10 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
   for (int d = 0; d < kept; ++d) outputs *= space.extent[d];
   for (int d = kept; d < outer; ++d) per_output *= space.extent[d];
   std::int64_t length = space.extent[outer];
-  V divisor = Op::divides ? static_cast<V>(global_count) : V(1);
+  using C = compute_t<V>;  // 16-bit floats accumulate in float; each output rounds once
+  C divisor = Op::divides ? static_cast<C>(global_count) : C(1);
   Space s = space;
-  auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, V acc)->V {
+  auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, C acc)->C {
     std::int64_t idx[max_rank];
     for (int d = outer; d-- > kept;) {
       idx[d] = r % s.extent[d];
@@ -148,34 +149,34 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
     }
     Ev local = ev;
     local.begin_row(idx, outer);
-    return reduce_row<Op, V, false, false>(local, length, acc);
+    return reduce_row<Op, C, false, false>(local, length, acc);
   };
   if (outputs >= 64) {
     for_each_index(
         exec, label, outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
-          V acc = Op::template identity<V>();
+          C acc = Op::template identity<C>();
           for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
-          out[o] = acc / divisor;
+          out[o] = V(acc / divisor);
         });
   } else {
     // Few outputs: each output's rows are cut into runs that the shape alone fixes, reduced in
     // parallel and then combined in run order, so that the bits are the same whatever the thread
     // count or backend (a Kokkos parallel_reduce joins in the order its threads finish).
     std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
-    auto partial = acquire_device_memory(static_cast<std::size_t>(outputs * runs) * sizeof(V));
-    V* p = reinterpret_cast<V*>(partial.get());
+    auto partial = acquire_device_memory(static_cast<std::size_t>(outputs * runs) * sizeof(C));
+    C* p = reinterpret_cast<C*>(partial.get());
     for_each_index(
         exec, label, outputs * runs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t i) {
           std::int64_t const o = i / runs, run = i % runs;
-          V acc = Op::template identity<V>();
+          C acc = Op::template identity<C>();
           for (std::int64_t r = run * per_output / runs; r < (run + 1) * per_output / runs; ++r) acc = row_sum(o, r, acc);
           p[i] = acc;
         });
     for_each_index(
         exec, label, outputs, outputs * runs, KOKKOS_LAMBDA(std::int64_t o) {
-          V acc = p[o * runs];
+          C acc = p[o * runs];
           for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
-          out[o] = acc / divisor;
+          out[o] = V(acc / divisor);
         });
     exec.fence();  // before `partial` goes back to the pool
   }

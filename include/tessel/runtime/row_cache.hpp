@@ -49,9 +49,11 @@ struct cached_reduce_in {
 };
 template <class Op, class S, class Root, class V>
 struct cached_reduce_in<ReduceNode<Op, S>, Root, V> {
-  // Only computed inputs are worth keeping: a tensor is already in memory.
+  // Only computed inputs are worth keeping: a tensor is already in memory. Not for 16-bit floats:
+  // the row would hold the input rounded, where the plain kernel reads its float value.
   static constexpr bool applies = [] {
-    if constexpr (S::kind == NodeKind::elementwise && std::same_as<expr_value_t<S>, V>) return in_region<Root, S>;
+    if constexpr (S::kind == NodeKind::elementwise && std::same_as<expr_value_t<S>, V> && !HalfFloat<V>)
+      return in_region<Root, S>;
     else return false;
   }();
   using type = std::conditional_t<applies, ReduceNode<Op, S>, void>;

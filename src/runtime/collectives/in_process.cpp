@@ -59,20 +59,21 @@ struct Pointers {
 // e < len at offset `off`. All K sources are read in one pass, so a thread keeps K memory streams
 // in flight (combining one source at a time runs at about half the bandwidth on a host).
 template <class T, ReduceOp Op, int K>
-KOKKOS_INLINE_FUNCTION void accumulate(T* KOKKOS_RESTRICT acc, T const* const* p, std::int64_t off, std::int64_t len,
-                                       bool first) {
+KOKKOS_INLINE_FUNCTION void accumulate(compute_t<T>* KOKKOS_RESTRICT acc, T const* const* p, std::int64_t off,
+                                       std::int64_t len, bool first) {
+  using C = compute_t<T>;  // 16-bit floats combine in float, in member order, rounded once at the end
   T const* q[K];
   for (int j = 0; j < K; ++j) q[j] = p[j] + off;
   if (first) {
     for (std::int64_t e = 0; e < len; ++e) {
-      T a = q[0][e];
-      for (int j = 1; j < K; ++j) a = xla::combine<Op>(a, q[j][e]);
+      C a = C(q[0][e]);
+      for (int j = 1; j < K; ++j) a = xla::combine<Op>(a, C(q[j][e]));
       acc[e] = a;
     }
   } else {
     for (std::int64_t e = 0; e < len; ++e) {
-      T a = acc[e];
-      for (int j = 0; j < K; ++j) a = xla::combine<Op>(a, q[j][e]);
+      C a = acc[e];
+      for (int j = 0; j < K; ++j) a = xla::combine<Op>(a, C(q[j][e]));
       acc[e] = a;
     }
   }
@@ -81,7 +82,7 @@ KOKKOS_INLINE_FUNCTION void accumulate(T* KOKKOS_RESTRICT acc, T const* const* p
 constexpr int sources_per_pass = 8;
 
 template <class T, ReduceOp Op>
-KOKKOS_INLINE_FUNCTION void accumulate_pass(T* acc, T const* const* p, int k, std::int64_t off, std::int64_t len,
+KOKKOS_INLINE_FUNCTION void accumulate_pass(compute_t<T>* acc, T const* const* p, int k, std::int64_t off, std::int64_t len,
                                             bool first) {
   switch (k) {
     case 1: accumulate<T, Op, 1>(acc, p, off, len, first); break;
@@ -114,12 +115,18 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
         s += begin;
         d += begin;
         std::int64_t len = begin + tile < p.run_length ? tile : p.run_length - begin;
-        T acc[tile];
+        compute_t<T> acc[tile];
         for (int k = 0; k < src.n; k += sources_per_pass) {
           int pass = src.n - k < sources_per_pass ? src.n - k : sources_per_pass;
           accumulate_pass<T, Op>(acc, src.ptr + k, pass, s, len, k == 0);
         }
-        for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, acc, len, stream);
+        if constexpr (HalfFloat<T>) {
+          T rounded[tile];
+          for (std::int64_t e = 0; e < len; ++e) rounded[e] = T(acc[e]);
+          for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, rounded, len, stream);
+        } else {
+          for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, acc, len, stream);
+        }
         KOKKOS_IF_ON_HOST((if (stream) detail::stream_fence();))
       });
 }
@@ -189,6 +196,7 @@ class CopyBatch {
   void launch(ExecSpace const& exec, std::size_t element_size) {
     if (tasks_.empty()) return;
     if (element_size == 8) launch_words<std::uint64_t>(exec);
+    else if (element_size == 2) launch_words<std::uint16_t>(exec);
     else launch_words<std::uint32_t>(exec);
     tasks_.clear();
     dsts_.clear();

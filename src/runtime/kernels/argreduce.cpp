@@ -38,11 +38,12 @@ struct Dims {
 
 template <bool Max, class T>
 void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& value, char const* label) {
+  using C = compute_t<T>;  // 16-bit floats compare as the floats they are
   // What a device whose block is empty along the reduced axes (past an uneven end) offers: a value
   // every element beats or ties, under an index every real one undercuts.
-  T const none = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-  T const nowhere_value = std::numeric_limits<T>::has_infinity ? (Max ? -std::numeric_limits<T>::infinity()
-                                                                      : std::numeric_limits<T>::infinity())
+  C const none = Max ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+  C const nowhere_value = std::numeric_limits<C>::has_infinity ? (Max ? -std::numeric_limits<C>::infinity()
+                                                                      : std::numeric_limits<C>::infinity())
                                                                : none;
   for (std::size_t pos : local_positions(in)) {
     Dims d = dims;
@@ -56,7 +57,7 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
     auto* idx = reinterpret_cast<std::int32_t*>(index.shards[pos].bytes.data());
     T* val = reinterpret_cast<T*>(value.shards[pos].bytes.data());
     for_each_index(device(in.shards[pos].device).exec, label, outputs, outputs * per, KOKKOS_LAMBDA(std::int64_t o) {
-      T best{};
+      C best{};
       std::int64_t best_index = -1;
       for (std::int64_t r = 0; r < per; ++r) {
         // Local coordinates of (o, r): o over the kept dimensions, r over the reduced ones, each
@@ -76,7 +77,7 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
           offset += c * stride;
           stride *= d.local[k];
         }
-        T v = src[offset];
+        C v = C(src[offset]);
         if (best_index < 0 || beats<Max>(v, best)) {
           best = v;
           best_index = flat;
@@ -87,7 +88,7 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
         best_index = std::numeric_limits<std::int32_t>::max();
       }
       idx[o] = static_cast<std::int32_t>(best_index);
-      val[o] = best;
+      val[o] = T(best);
     });
   }
   fence_all_devices();
@@ -141,6 +142,7 @@ std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl cons
   auto out = TensorImpl::allocate(index.shape, DType::int32, index.sharding);
   visit(value.dtype, [&](auto tag) {
     using T = decltype(tag);
+    using C = compute_t<T>;
     for (std::size_t pos : local_positions(*out)) {
       auto const* idx = reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data());
       T const* val = reinterpret_cast<T const*>(value.shards[pos].bytes.data());
@@ -148,7 +150,8 @@ std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl cons
       auto* o = reinterpret_cast<std::int32_t*>(out->shards[pos].bytes.data());
       auto n = static_cast<std::int64_t>(out->shards[pos].bytes.size() / sizeof(std::int32_t));
       for_each_index(device(out->shards[pos].device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t k) {
-        bool wins = val[k] == win[k] || (is_nan(val[k]) && is_nan(win[k]));
+        C const v = C(val[k]), w = C(win[k]);
+        bool wins = v == w || (is_nan(v) && is_nan(w));
         o[k] = wins ? idx[k] : std::numeric_limits<std::int32_t>::max();
       });
     }

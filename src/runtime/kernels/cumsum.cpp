@@ -40,6 +40,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
+    using C = compute_t<T>;  // 16-bit floats accumulate in float, each output rounded once
     for (std::size_t pos : local_positions(*out)) {
       Lines const l = lines_of(out->shard_shape(pos), axis);
       T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
@@ -47,11 +48,11 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
       for_each_index(device(out->shards[pos].device).exec, label, l.outer * l.inner, l.outer * l.inner * l.length,
                      KOKKOS_LAMBDA(std::int64_t line) {
                        std::int64_t o = line / l.inner, i = line % l.inner;
-                       T acc = T(0);
+                       C acc = C(0);
                        for (std::int64_t t = 0; t < l.length; ++t) {
                          std::int64_t at = (o * l.length + t) * l.inner + i;
-                         acc = xla::combine<ReduceOp::sum>(acc, src[at]);
-                         dst[at] = acc;
+                         acc = xla::combine<ReduceOp::sum>(acc, C(src[at]));
+                         dst[at] = T(acc);
                        }
                      });
     }
@@ -87,6 +88,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
     });
   visit(t.dtype, [&](auto tag) {
     using T = decltype(tag);
+    using C = compute_t<T>;
     visit(op, [&]<ReduceOp Op>() {
       for (auto const& chain : chains) {
         auto const& members = chain.second;
@@ -104,7 +106,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             T* block = reinterpret_cast<T*>(cur.bytes.data());
             for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
               std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-              block[f] = xla::combine<Op>(before[(o * (last_at + 1) + last_at) * l.inner + i], block[f]);
+              block[f] = T(xla::combine<Op>(C(before[(o * (last_at + 1) + last_at) * l.inner + i]), C(block[f])));
             });
           } else if (prev.addressable || cur.addressable) {
             // The link crosses processes: the block before sends its last slice (outer x inner),
@@ -126,7 +128,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
               T* block = reinterpret_cast<T*>(cur.bytes.data());
               for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
                 std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-                block[f] = xla::combine<Op>(carried[o * l.inner + i], block[f]);
+                block[f] = T(xla::combine<Op>(C(carried[o * l.inner + i]), C(block[f])));
               });
               device(cur.device).exec.fence();  // `last` ends with this scope
             }

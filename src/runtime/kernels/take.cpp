@@ -15,8 +15,9 @@ template <class T>
 void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
                   char const* label) {
   std::int64_t const n = table.shape[axis];
-  T const fill = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
-  T const elsewhere = std::numeric_limits<T>::is_iec559 ? T(-0.0) : T(0);  // the identity of a sum, -0.0 included
+  using C = compute_t<T>;  // the 16-bit floats' NaN and -0.0 are their float's, rounded
+  T const fill = T(std::numeric_limits<C>::has_quiet_NaN ? std::numeric_limits<C>::quiet_NaN() : std::numeric_limits<C>::min());
+  T const elsewhere = T(std::numeric_limits<C>::is_iec559 ? C(-0.0) : C(0));  // the identity of a sum, -0.0 included
   for (std::size_t pos : local_positions(out)) {
     // This device's blocks, which an uneven table or index split makes short (or empty).
     Shape const tl = table.shard_shape(pos);
