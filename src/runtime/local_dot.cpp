@@ -104,9 +104,10 @@ std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<st
   return out;
 }
 
-// dst = src with dimensions reordered: dst dimension k is src dimension order[k].
-template <class T>
-void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order const& order, T* dst) {
+// dst = src with dimensions reordered (dst dimension k is src dimension order[k]), converted to
+// the GEMM's type G on the way (16-bit floats are multiplied as floats).
+template <class T, class G = T>
+void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order const& order, G* dst) {
   struct Geometry {
     int rank;
     std::int64_t extent[max_rank];       // dst extents
@@ -126,8 +127,16 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
           s += (rest % g.extent[k]) * g.src_stride[k];
           rest /= g.extent[k];
         }
-        dst[i] = src[s];
+        dst[i] = static_cast<G>(static_cast<compute_t<T>>(src[s]));
       });
+}
+
+// n elements of type From as type To, in place of a GEMM operand or from a GEMM's result.
+template <class From, class To>
+void convert(ExecSpace const& exec, From const* src, std::int64_t n, To* dst) {
+  Kokkos::parallel_for(
+      kernel_label("tessel::convert"), Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(std::int64_t i) { dst[i] = static_cast<To>(static_cast<compute_t<From>>(src[i])); });
 }
 
 // set_gemm_schedule's choice, else TESSEL_GEMM_SCHEDULE's (read once), else automatic.
@@ -180,6 +189,10 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, MatrixLayo
                 static_cast<int>(la.ld), b, static_cast<int>(lb.ld), 0.0, c, static_cast<int>(n));
 }
 
+// The operands' and the result's dtypes may differ from the GEMM's type T (float for 16-bit floats,
+// and for mixed operands the promoted type): an operand of another dtype is converted into a
+// temporary in GEMM order, and the GEMM writes a float temporary that is rounded into the result
+// (jnp.dot of bfloat16 accumulates in float and rounds once).
 template <class T>
 void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
   DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
@@ -194,6 +207,13 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   };
   std::vector<Gemm> gemms;
   std::vector<std::shared_ptr<std::byte>> temporaries;
+  struct Rounding {  // a GEMM result in a T temporary, to be converted into the result's shard
+    T const* from;
+    std::byte* to;
+    std::int64_t n;
+    int device;
+  };
+  std::vector<Rounding> roundings;
   std::int64_t largest = 0;  // multiply-adds of the largest GEMM
   fence_all_devices();       // the operands may still be being written
   for (std::size_t pos : local_positions(out)) {
@@ -215,8 +235,14 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     if (batch * m * n == 0) continue;
     auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     if (k == 0) {  // an empty contraction (also a device past an uneven contracting end): zeros
-      std::fill(c, c + batch * m * n, T(0));
+      std::fill(out.shards[pos].bytes.data(), out.shards[pos].bytes.data() + out.shards[pos].bytes.size(), std::byte{0});
       continue;
+    }
+    if (out.dtype != dtype_of<T>) {
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(batch * m * n) * sizeof(T));
+      c = reinterpret_cast<T*>(tmp.get());
+      roundings.push_back({c, out.shards[pos].bytes.data(), batch * m * n, out.shards[pos].device});
+      temporaries.push_back(std::move(tmp));
     }
     // Each operand read in place when its block is a strided matrix per batch entry
     // (strided_operand), else first copied into GEMM order by a transpose kernel of its own.
@@ -225,20 +251,29 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
     MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
     auto const& exec = device(out.shards[pos].device).exec;
-    auto const* a = reinterpret_cast<T const*>(lhs.shards[pos].bytes.data());
-    auto const* b = reinterpret_cast<T const*>(rhs.shards[pos].bytes.data());
-    if (!lhs_strided && !identity(lorder)) {
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(ls.num_elements()) * sizeof(T));
-      permute(exec, a, ls, lorder, reinterpret_cast<T*>(tmp.get()));
-      a = reinterpret_cast<T const*>(tmp.get());
+    // An operand in GEMM order and type: read in place, or permuted and/or converted into a
+    // temporary (a strided operand of another dtype keeps its layout).
+    auto operand = [&](TensorImpl const& t, Shape const& shape, Order const& order, bool strided) -> T const* {
+      std::byte const* data = t.shards[pos].bytes.data();
+      bool const reorder = !strided && !identity(order);
+      if (t.dtype == dtype_of<T> && !reorder) return reinterpret_cast<T const*>(data);
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(shape.num_elements()) * sizeof(T));
+      auto* dst = reinterpret_cast<T*>(tmp.get());
+      visit(t.dtype, [&](auto tag) {
+        using S = decltype(tag);
+        if constexpr (std::is_same_v<S, std::int32_t>) {
+          throw Error("dot_general: int32 operands are not supported by the BLAS; use astype<float>()");
+        } else {
+          auto const* src = reinterpret_cast<S const*>(data);
+          if (reorder) permute(exec, src, shape, order, dst);
+          else convert(exec, src, shape.num_elements(), dst);
+        }
+      });
       temporaries.push_back(std::move(tmp));
-    }
-    if (!rhs_strided && !identity(rorder)) {
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(rs.num_elements()) * sizeof(T));
-      permute(exec, b, rs, rorder, reinterpret_cast<T*>(tmp.get()));
-      b = reinterpret_cast<T const*>(tmp.get());
-      temporaries.push_back(std::move(tmp));
-    }
+      return dst;
+    };
+    T const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
+    T const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(Gemm{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                            rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la, lb});
@@ -257,6 +292,12 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   } else {
     for (std::int64_t g = 0; g < count; ++g) run(g);
   }
+  for (auto const& r : roundings)
+    visit(out.dtype, [&](auto tag) {
+      using S = decltype(tag);
+      convert(device(r.device).exec, r.from, r.n, reinterpret_cast<S*>(r.to));
+    });
+  if (!roundings.empty()) fence_all_devices();  // before the temporaries go back to the pool
 }
 
 }  // namespace
@@ -265,12 +306,14 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
   if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
     throw Error("dot_general: this build's devices are GPUs; the cuBLAS path is not written yet");
   } else {
-    if (lhs.dtype != rhs.dtype || lhs.dtype != out.dtype)
-      throw Error(std::format("dot_general: operands are {} and {}; convert them to one float type first",
+    // The GEMM runs in float64 for a float64 result, else in float32 (16-bit floats and mixed
+    // operands are converted to it).
+    if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
+      throw Error(std::format("dot_general: operands are {} and {}; int32 operands are not supported by the BLAS, "
+                              "use astype<float>()",
                               name(lhs.dtype), name(rhs.dtype)));
-    if (out.dtype == DType::float32) local_dot_typed<float>(lhs, rhs, dims, out);
-    else if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
-    else throw Error("dot_general: int32 operands are not supported by the BLAS; use astype<float>()");
+    if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
+    else local_dot_typed<float>(lhs, rhs, dims, out);
   }
 }
 

@@ -9,10 +9,13 @@
 #include <limits>
 #include <vector>
 
+#include "support/close.hpp"
+#include "support/reference_tokens.hpp"
 #include "tessel/tessel.hpp"
 #include "vectors.hpp"
 
 using namespace tessel;
+using test::require_close;
 
 namespace {
 
@@ -30,7 +33,173 @@ std::vector<std::uint16_t> bits(std::vector<H> const& v) {
   return out;
 }
 
+template <class H>
+constexpr char const* folder_of = std::same_as<H, bfloat16> ? "math_bf16" : "math_f16";
+template <class H>
+constexpr char const* dtype_name = std::same_as<H, bfloat16> ? "bfloat16" : "float16";
+
+template <class H>
+bool is_nan(H h) {
+  return std::same_as<H, bfloat16> ? ((h.bits & 0x7f80) == 0x7f80 && (h.bits & 0x7f)) : ((h.bits & 0x7c00) == 0x7c00 && (h.bits & 0x3ff));
+}
+// A bfloat16 subnormal: XLA:CPU runs with denormals-are-zero, so these act as zero in its
+// arithmetic (tests/data/jax_half/README.md); tessel's kernels keep IEEE gradual underflow.
+template <class H>
+bool flushed_by_xla(H h) {
+  return std::same_as<H, bfloat16> && (h.bits & 0x7f80) == 0 && (h.bits & 0x7f) != 0;
+}
+
+// Whether tessel's result `got` is JAX's `want`: the same bits, or both NaN (payloads differ by
+// design), or (bfloat16) an underflow XLA flushed to zero: its float32 result was subnormal, so
+// tessel's rounds to a bfloat16 subnormal or to the smallest normal (0x0080).
+template <class H>
+bool same(H got, H want) {
+  if (is_nan(got) || is_nan(want)) return is_nan(got) && is_nan(want);
+  if (got.bits == want.bits) return true;
+  return std::same_as<H, bfloat16> && (want.bits & 0x7fff) == 0 && (got.bits & 0x7fff) <= 0x0080;
+}
+
+template <class H>
+Tensor<H> unary(std::string const& fn, Tensor<H> const& x) {
+  if (fn == "exp") return exp(x);
+  if (fn == "log") return log(x);
+  if (fn == "tanh") return tanh(x);
+  if (fn == "erf") return erf(x);
+  if (fn == "logistic") return sigmoid(x);
+  if (fn == "gelu") return gelu(x);
+  if (fn == "sqrt") return sqrt(x);
+  if (fn == "rsqrt") return rsqrt(x);
+  if (fn == "sin") return sin(x);
+  if (fn == "cos") return cos(x);
+  if (fn == "abs") return abs(x);
+  if (fn == "neg") return -x;
+  FAIL("no function " << fn);
+  return x;
+}
+
+template <class H>
+Tensor<H> binary(std::string const& op, Tensor<H> const& a, Tensor<H> const& b) {
+  if (op == "add") return a + b;
+  if (op == "sub") return a - b;
+  if (op == "mul") return a * b;
+  if (op == "div") return a / b;
+  if (op == "maximum") return maximum(a, b);
+  if (op == "minimum") return minimum(a, b);
+  if (op == "pow") return pow(a, b);
+  FAIL("no op " << op);
+  return a;
+}
+
+template <class H>
+H hex16(std::string const& t) {
+  return H::from_bits(static_cast<std::uint16_t>(std::stoul(t, nullptr, 16)));
+}
+
+template <class H>
+void check_math() {
+  for (std::string fn : {"exp", "log", "tanh", "erf", "logistic", "gelu", "sqrt", "rsqrt", "sin", "cos", "abs", "neg"}) {
+    test::ReferenceTokens in(std::string("jax_half/") + folder_of<H>, fn + ".txt");
+    REQUIRE(in.word() == "sweep");
+    auto start = in.hex(), step = in.hex();
+    auto count = in.dec();
+    std::vector<H> xs, want;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      xs.push_back(H::from_bits(static_cast<std::uint16_t>(start + i * step)));
+      want.push_back(hex16<H>(in.word()));
+    }
+    for (auto const& s : test::flat_shardings()) {
+      auto x = device_put(xs, Shape{static_cast<std::int64_t>(count)}, s);
+      auto got = unary(fn, x).to_host();
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        if (flushed_by_xla(xs[i])) continue;
+        if (!same(got[i], want[i]) && wrong++ == 0) first = i;
+      }
+      INFO(dtype_name<H> << " " << fn << " on " << to_string(s) << ": first difference at input " << std::hex
+                         << xs[first].bits << ": tessel " << got[first].bits << ", JAX " << want[first].bits);
+      CHECK(wrong == 0);
+    }
+  }
+}
+
+template <class H>
+void check_binary() {
+  test::ReferenceTokens in("jax_half", std::string("binary_") + (std::same_as<H, bfloat16> ? "bf16" : "f16") + ".txt");
+  while (!in.done()) {
+    REQUIRE(in.word() == "binary");
+    std::string op = in.word();
+    auto count = in.dec();
+    std::vector<H> as, bs, want;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      as.push_back(hex16<H>(in.word()));
+      bs.push_back(hex16<H>(in.word()));
+      want.push_back(hex16<H>(in.word()));
+    }
+    Shape shape{static_cast<std::int64_t>(count)};
+    for (auto const& s : test::flat_shardings()) {
+      auto got = binary(op, device_put(as, shape, s), device_put(bs, shape, s)).to_host();
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < as.size(); ++i) {
+        if (flushed_by_xla(as[i]) || flushed_by_xla(bs[i])) continue;
+        if (!same(got[i], want[i]) && wrong++ == 0) first = i;
+      }
+      INFO(dtype_name<H> << " " << op << " on " << to_string(s) << ": first difference at " << std::hex << as[first].bits
+                         << ", " << bs[first].bits << ": tessel " << got[first].bits << ", JAX " << want[first].bits);
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("bfloat16 and float16 math functions give JAX's bits on all 65536 inputs, on every mesh", "[half][jax]") {
+  check_math<bfloat16>();
+  check_math<float16>();
+}
+
+TEST_CASE("bfloat16 and float16 binary ops give JAX's bits, on every mesh", "[half][jax]") {
+  check_binary<bfloat16>();
+  check_binary<float16>();
+}
+
+TEST_CASE("float32 to bfloat16 and float16 conversions give JAX's bits", "[half][jax]") {
+  test::ReferenceTokens in("jax_half", "casts.txt");
+  int sweeps = 0;
+  while (!in.done()) {
+    if (in.word() != "castsweep") continue;
+    std::string from = in.word(), to = in.word();
+    auto start = in.hex(), step = in.hex();
+    auto count = in.dec();
+    if (from != "float32") continue;
+    std::vector<float> xs;
+    std::vector<std::uint16_t> want;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(start + i * step)));
+      want.push_back(static_cast<std::uint16_t>(in.hex()));
+    }
+    Shape shape{static_cast<std::int64_t>(count)};
+    for (auto const& s : test::flat_shardings()) {
+      auto x = device_put(xs, shape, s);
+      std::vector<std::uint16_t> got;
+      if (to == "bfloat16") got = bits(Tensor<bfloat16>(astype<bfloat16>(x)).to_host());
+      else got = bits(Tensor<float16>(astype<float16>(x)).to_host());
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        if (std::isnan(xs[i])) {  // NaN payloads: only NaN-ness is promised
+          bool nan = to == "bfloat16" ? ((got[i] & 0x7f80) == 0x7f80 && (got[i] & 0x7f)) : ((got[i] & 0x7c00) == 0x7c00 && (got[i] & 0x3ff));
+          if (!nan && wrong++ == 0) first = i;
+          continue;
+        }
+        if (got[i] != want[i] && wrong++ == 0) first = i;
+      }
+      INFO("float32 -> " << to << " on " << to_string(s) << ": first difference at " << std::hex
+                         << std::bit_cast<std::uint32_t>(xs[first]) << ": tessel " << got[first] << ", JAX " << want[first]);
+      CHECK(wrong == 0);
+    }
+    ++sweeps;
+  }
+  CHECK(sweeps >= 2);
+}
 
 TEST_CASE("bfloat16 and float16 round to nearest even and keep special values", "[half]") {
   CHECK(bfloat16(1.0f).bits == 0x3f80);
@@ -71,11 +240,12 @@ TEST_CASE("half-precision tensors: storage, elementwise ops in float, reductions
   Shape shape{37};
   auto hx = halves<bfloat16>(xs), hy = halves<bfloat16>(ys);
   Tensor<bfloat16> x1 = device_put(hx, shape), y1 = device_put(hy, shape);
-  // The chain computed in float from the rounded inputs, rounded once at the end.
+  // Every op computed in float from rounded operands and rounded (XLA:CPU's rule).
   std::vector<std::uint16_t> want;
+  auto r = [](float v) { return static_cast<float>(bfloat16(v)); };
   for (std::size_t i = 0; i < xs.size(); ++i) {
     float a = static_cast<float>(hx[i]), b = static_cast<float>(hy[i]);
-    want.push_back(bfloat16(a * b + 2.0f * a).bits);
+    want.push_back(bfloat16(r(a * b) + r(a * 2.0f)).bits);
   }
   for (auto const& s : test::flat_shardings()) {
     INFO(to_string(s));
@@ -97,4 +267,43 @@ TEST_CASE("half-precision tensors: storage, elementwise ops in float, reductions
   static_assert(std::same_as<promote_t<std::int32_t, bfloat16>, bfloat16>);
   static_assert(std::same_as<promote_t<bfloat16, Weak<double>>, bfloat16>);
   static_assert(std::same_as<promote_t<float16, float>, float>);
+}
+
+TEST_CASE("bfloat16 and float16 dots: float32 GEMM rounded once; preferred_element_type; mixed operands",
+          "[half][dot]") {
+  Shape as{24, 40}, bs{40, 16};
+  auto a32 = random::normal(PRNGKey(1), as), b32 = random::normal(PRNGKey(2), bs);
+  Tensor<bfloat16> a = astype<bfloat16>(a32), b = astype<bfloat16>(b32);
+  Tensor<float16> ah = astype<float16>(a32);
+  // The reference: the float32 GEMM of the widened operands (JAX's jnp.dot of half operands).
+  Tensor<float> wide = matmul(astype<float>(a), astype<float>(b));
+  auto wide_host = wide.to_host();
+  std::vector<std::uint16_t> want;
+  for (float v : wide_host) want.push_back(bfloat16(v).bits);
+  Tensor<bfloat16> one = matmul(a, b);
+  CHECK(bits(one.to_host()) == want);
+  Tensor<float> preferred = matmul(a, b, preferred_element_type<float>);
+  CHECK(preferred.to_host() == wide_host);
+  Tensor<float> mixed = matmul(a, b32);  // bfloat16 x float32 is a float32 dot
+  static_assert(std::same_as<decltype(mixed)::value_type, float>);
+  CHECK(mixed.to_host() == Tensor<float>(matmul(astype<float>(a), b32)).to_host());
+  Tensor<float> f16_bf16 = matmul(ah, b);  // float16 x bfloat16 meet at float32
+  CHECK(f16_bf16.to_host() == Tensor<float>(matmul(astype<float>(ah), astype<float>(b))).to_host());
+  for (Mesh const& mesh : {make_mesh({2, 4}, {"a", "b"}), make_mesh({2, 2, 2}, {"a", "b", "c"})}) {
+    for (auto const& [sa, sb] : {std::pair{P("a", "b"), P("b", None)}, std::pair{P(None, "a"), P("a", "b")},
+                                 std::pair{P("b", None), P(None, "a")}}) {
+      INFO(to_string(mesh) << " " << to_string(sa) << " @ " << to_string(sb));
+      auto x = device_put(a, NamedSharding(mesh, sa)), y = device_put(b, NamedSharding(mesh, sb));
+      auto got = Tensor<bfloat16>(matmul(x, y)).to_host();
+      // A split contraction rounds each device's partial product before the all-reduce: within
+      // two bfloat16 roundings of the one-device result.
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        float g = static_cast<float>(got[i]), w = wide_host[i];
+        INFO("element " << i << ": " << g << " vs " << w);
+        REQUIRE(std::abs(g - w) <= 0.02f * std::abs(w) + 0.05f);
+      }
+      Tensor<float> p = matmul(x, y, preferred_element_type<float>);
+      require_close(p.to_host(), wide_host);
+    }
+  }
 }

@@ -47,6 +47,13 @@ constexpr std::string_view name(DType d) {
   return "?";
 }
 
+// The dtype `name` names ("float32", ...); float32 for a name that is none (never produced).
+constexpr DType dtype_named(std::string_view n) {
+  for (DType d : {DType::float64, DType::int32, DType::bfloat16, DType::float16})
+    if (name(d) == n) return d;
+  return DType::float32;
+}
+
 constexpr std::size_t size_of(DType d) {
   switch (d) {
     case DType::float64: return 8;

@@ -70,7 +70,8 @@ struct float16 {
   KOKKOS_FUNCTION static constexpr float widen(std::uint16_t h) {
     std::uint32_t const sign = std::uint32_t{h & 0x8000u} << 16;
     std::uint32_t const e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (m << 13));  // inf, NaN (payload kept)
+    if (e == 0x1f)  // inf; a NaN quieted (as F16C widens it), payload kept
+      return std::bit_cast<float>(sign | 0x7f800000u | (m << 13) | (m != 0 ? 0x00400000u : 0u));
     if (e != 0) return std::bit_cast<float>(sign | ((e + 112u) << 23) | (m << 13));
     if (m == 0) return std::bit_cast<float>(sign);
     int shift = 0;  // a subnormal half is a normal float: normalize its mantissa

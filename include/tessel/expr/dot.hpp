@@ -35,14 +35,24 @@ constexpr DotMapping dot_mapping(DotDims const& dims, std::size_t lhs_rank, std:
   return {free_of(dims.lhs_batch, dims.lhs_contract, lhs_rank), free_of(dims.rhs_batch, dims.rhs_contract, rhs_rank)};
 }
 
-struct Dot {
+// jax.lax.dot_general's preferred_element_type: the result's dtype when it is not the operands'
+// promoted one (bfloat16 operands with a float32 result, say).
+template <Element T>
+struct PreferredElementType {
+  using type = T;
+};
+template <Element T>
+inline constexpr PreferredElementType<T> preferred_element_type{};
+
+template <class Preferred>
+struct DotAs {
   static constexpr NodeKind kind = NodeKind::dot;
   struct Data {
     DotDims dims;
     Shape shape;
   };
   template <class Lhs, class Rhs>
-  using value_type = promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>;
+  using value_type = std::conditional_t<std::is_void_v<Preferred>, promote_t<expr_value_t<Lhs>, expr_value_t<Rhs>>, Preferred>;
   static constexpr Shape const& shape(Data const& d) { return d.shape; }
   static constexpr char const* name(Data const&) { return "dot_general"; }
   static constexpr void describe(Data const& d, auto& node, auto&) { node.dot = d.dims; }
@@ -53,8 +63,9 @@ struct Dot {
     }
   }
 };
-template <class Lhs, class Rhs>
-using DotNode = Node<Dot, Lhs, Rhs>;
+using Dot = DotAs<void>;
+template <class Lhs, class Rhs, class Preferred = void>
+using DotNode = Node<DotAs<Preferred>, Lhs, Rhs>;
 
 namespace detail {
 
@@ -140,16 +151,28 @@ constexpr Shape dot_shape(Shape const& lhs, Shape const& rhs, DotDims const& dim
 
 }  // namespace detail
 
-template <class A, class B>
+// Operands of different float dtypes multiply in their promoted type, as in JAX (bfloat16 with
+// float32 is a float32 dot); 16-bit floats accumulate in float32 and round once.
+template <class A, class B, class Preferred = void>
   requires(Operand<A> && Operand<B> && !std::is_arithmetic_v<std::remove_cvref_t<A>> &&
            !std::is_arithmetic_v<std::remove_cvref_t<B>>)
 constexpr auto dot_general(A const& a, B const& b, DotDims const& dims) {
   auto l = as_node(a);
   auto r = as_node(b);
   using V = promote_t<expr_value_t<decltype(l)>, expr_value_t<decltype(r)>>;
-  static_assert(std::floating_point<V>, "tessel: dot_general multiplies float32 or float64 (BLAS GEMM); use astype<float>()");
+  static_assert(FloatingElement<V>,
+                "tessel: dot_general multiplies floats (BLAS GEMM: float32, float64, bfloat16, float16); use astype<float>()");
   detail::check_same_devices("dot_general", detail::mesh_of(l), detail::mesh_of(r));
-  return DotNode<decltype(l), decltype(r)>{{l, r}, {dims, detail::dot_shape(l.shape(), r.shape(), dims, detail::errors_of(l, r))}};
+  return DotNode<decltype(l), decltype(r), Preferred>{
+      {l, r}, {dims, detail::dot_shape(l.shape(), r.shape(), dims, detail::errors_of(l, r))}};
+}
+// dot_general(a, b, dims, preferred_element_type<float>)
+template <class A, class B, Element P>
+  requires(Operand<A> && Operand<B> && !std::is_arithmetic_v<std::remove_cvref_t<A>> &&
+           !std::is_arithmetic_v<std::remove_cvref_t<B>>)
+constexpr auto dot_general(A const& a, B const& b, DotDims const& dims, PreferredElementType<P>) {
+  static_assert(FloatingElement<P>, "tessel: preferred_element_type of a dot_general is a float type");
+  return dot_general<A, B, P>(a, b, dims);
 }
 
 namespace detail {
@@ -208,6 +231,12 @@ constexpr DotDims matmul_dims(Shape const& a, Shape const& b, StaticErrors* erro
 template <class A, class B>
 constexpr auto matmul(A const& a, B const& b) {
   return dot_general(a, b, detail::matmul_dims(as_node(a).shape(), as_node(b).shape(), detail::errors_of(as_node(a), as_node(b))));
+}
+// jnp.matmul(a, b, preferred_element_type=P)
+template <class A, class B, Element P>
+constexpr auto matmul(A const& a, B const& b, PreferredElementType<P> p) {
+  return dot_general(a, b, detail::matmul_dims(as_node(a).shape(), as_node(b).shape(), detail::errors_of(as_node(a), as_node(b))),
+                     p);
 }
 
 }  // namespace tessel

@@ -24,13 +24,13 @@ inline constexpr bool is_weak_v<Weak<W>> = true;
 enum class Typing { arithmetic, comparison, floating, select };
 
 template <class Op, Typing typing, class... Nodes>
-constexpr auto make_node(Nodes const&... nodes) {
+constexpr auto make_node_of(Nodes const&... nodes) {
   using Promoted = promote_t<expr_value_t<Nodes>...>;
   static_assert(!is_weak_v<Promoted>, "tessel: an expression needs at least one tensor operand");
   static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select,
                 "tessel: no arithmetic on comparison results (bool); use where(cond, a, b) or astype<int32_t>()");
-  // The result's type, and the type its kernel computes in (float for 16-bit floats, rounded once
-  // when stored).
+  // The result's type, and the type its kernel computes in (float for 16-bit floats, whose every
+  // op rounds its result: kernel_eval.hpp's RoundedTo).
   using Value = std::conditional_t<typing == Typing::floating, float_of_t<Promoted>, Promoted>;
   using Compute = compute_t<Value>;
   using Result = std::conditional_t<typing == Typing::comparison, bool, Value>;
@@ -41,6 +41,28 @@ constexpr auto make_node(Nodes const&... nodes) {
     mesh = mesh ? mesh : mesh_of(nodes)),
    ...);
   return ElementwiseNode<Op, Compute, Result, Nodes...>{{nodes...}, {shape}};
+}
+
+// A C++ scalar in a 16-bit float expression is rounded to that type first, as JAX rounds a weak
+// Python scalar (x_bf16 * 0.1 multiplies by bfloat16(0.1)).
+template <class V, class N>
+constexpr auto rounded_scalar(N const& n) {
+  if constexpr (N::kind == NodeKind::scalar) {
+    using W = std::remove_cvref_t<decltype(n.data.value)>;
+    return ElementwiseNode<ops::convert<V>, W, V, N>{{n}, {n.shape()}};
+  } else {
+    return n;
+  }
+}
+
+template <class Op, Typing typing, class... Nodes>
+constexpr auto make_node(Nodes const&... nodes) {
+  using Promoted = promote_t<expr_value_t<Nodes>...>;
+  if constexpr (HalfFloat<Promoted> && ((Nodes::kind == NodeKind::scalar) || ...)) {
+    return make_node<Op, typing>(rounded_scalar<Promoted>(nodes)...);
+  } else {
+    return make_node_of<Op, typing>(nodes...);
+  }
 }
 
 template <class A, class B>
@@ -62,6 +84,22 @@ TESSEL_BINARY_FUNCTION(operator*, mul, arithmetic)
 // `/` is true division, as in Python 3 and jnp.true_divide: int32 / int32 is float32.
 TESSEL_BINARY_FUNCTION(operator/, div, floating)
 TESSEL_BINARY_FUNCTION(true_divide, div, floating)
+
+namespace detail {
+template <class A, class B>
+concept HalfByScalar = !std::is_arithmetic_v<std::remove_cvref_t<A>> && std::is_arithmetic_v<std::remove_cvref_t<B>> &&
+                       HalfFloat<expr_value_t<node_t<A>>>;
+}  // namespace detail
+// A 16-bit float divided by a C++ scalar multiplies by its reciprocal, as XLA rewrites x / c:
+// 1/c rounded to float16 for float16, kept in float32 for bfloat16.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B> && detail::HalfByScalar<A, B>
+constexpr auto operator/(A const& a, B const& b) {
+  using V = expr_value_t<node_t<A>>;
+  double const reciprocal = static_cast<double>(1.0f / static_cast<float>(V(static_cast<float>(b))));
+  if constexpr (std::same_as<V, float16>) return a * reciprocal;
+  else return detail::make_node_of<ops::mul, detail::Typing::arithmetic>(as_node(a), as_node(reciprocal));
+}
 // `//` and `%` of Python (jnp.floor_divide, jnp.remainder): rounding toward -inf, the sign of the
 // divisor; integer division by zero gives JAX's values (expr/xla_scalar.hpp), never a trap.
 TESSEL_BINARY_FUNCTION(floor_divide, floor_divide, arithmetic)

@@ -105,10 +105,24 @@ TESSEL_REDUCTION(prod, prod_reduce)
 
 // jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)). The exp appears twice, as in JAX, and the
 // kernel computes it once per element (runtime/row_cache.hpp).
+//
+// On 16-bit floats, XLA's own arithmetic (tests/data/jax_half/README.md): the normalizer is a
+// reciprocal, rounded to float16 but kept in float32 for bfloat16, whose sum also adds the
+// exponentials before they are rounded (XLA's excess precision).
 template <class X>
 constexpr auto softmax(X const& x, int axis = -1) {
-  auto e = detail::exp_of_shifted(x - max(x, axis, true));
-  return e / sum(e, axis, true);
+  using V = expr_value_t<node_t<X>>;
+  if constexpr (std::same_as<V, bfloat16>) {
+    auto e32 = detail::exp_of_shifted(astype<float>(x - max(x, axis, true)));
+    auto s = astype<float>(astype<bfloat16>(sum(e32, axis, true)));
+    return astype<bfloat16>(astype<bfloat16>(e32) * (1.0f / s));
+  } else if constexpr (std::same_as<V, float16>) {
+    auto e = detail::exp_of_shifted(x - max(x, axis, true));
+    return e * (1.0f / sum(e, axis, true));
+  } else {
+    auto e = detail::exp_of_shifted(x - max(x, axis, true));
+    return e / sum(e, axis, true);
+  }
 }
 
 // jax.nn.log_softmax(x, axis): shifted - log(sum(exp(shifted)))

@@ -70,9 +70,7 @@ using Graph = std::vector<GraphNode>;
 template <class T>
 constexpr char const* dtype_name() {
   if constexpr (std::same_as<T, bool>) return "bool";
-  else if constexpr (std::same_as<T, std::int32_t>) return "int32";
-  else if constexpr (std::same_as<T, float>) return "float32";
-  else if constexpr (std::same_as<T, double>) return "float64";
+  else if constexpr (Element<T>) return name(dtype_of<T>).data();  // (string literals: terminated)
   else return "weak";
 }
 
@@ -132,7 +130,8 @@ template <class E>
 constexpr int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using V = expr_value_t<E>;
   using Tag = typename E::tag;
-  GraphNode n{E::kind, Tag::name(e.data), dtype_name<V>(), std::is_arithmetic_v<V> ? sizeof(V) : 0, Shape(e.shape())};
+  GraphNode n{E::kind, Tag::name(e.data), dtype_name<V>(), std::is_arithmetic_v<V> || Element<V> ? sizeof(V) : 0,
+              Shape(e.shape())};
   if constexpr (tessel::detail::arity<E> <= 3) {
     if constexpr (tessel::detail::arity<E> > 0) n.children.push_back(describe(std::get<0>(e.children), g, leaves));
     if constexpr (tessel::detail::arity<E> > 1) n.children.push_back(describe(std::get<1>(e.children), g, leaves));

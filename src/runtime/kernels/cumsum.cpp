@@ -40,7 +40,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;  // 16-bit floats accumulate in float, each output rounded once
+    using C = compute_t<T>;  // 16-bit floats add in float and round every partial sum (as jnp.cumsum)
     for (std::size_t pos : local_positions(*out)) {
       Lines const l = lines_of(out->shard_shape(pos), axis);
       T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
@@ -51,8 +51,9 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
                        C acc = C(0);
                        for (std::int64_t t = 0; t < l.length; ++t) {
                          std::int64_t at = (o * l.length + t) * l.inner + i;
-                         acc = xla::combine<ReduceOp::sum>(acc, C(src[at]));
-                         dst[at] = T(acc);
+                         T const rounded = T(xla::combine<ReduceOp::sum>(acc, C(src[at])));
+                         acc = C(rounded);
+                         dst[at] = rounded;
                        }
                      });
     }

@@ -7,7 +7,8 @@ namespace tessel::detail {
 
 void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
-  auto partial = TensorImpl::allocate(k.node().shape, k.operand(0)->dtype, *k.node_plan().partial);
+  // The result's dtype is the node's: the operands' promoted one or a preferred_element_type.
+  auto partial = TensorImpl::allocate(k.node().shape, dtype_named(k.node().dtype), *k.node_plan().partial);
   local_dot(*k.operand(0), *k.operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
 }
