@@ -24,7 +24,7 @@ namespace {
 // the counter, so the values do not depend on how the tensor is split.
 template <class T>
 void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& global, Key key, Distribution dist,
-                T minval, T maxval) {
+                compute_t<T> minval, compute_t<T> maxval) {
   struct Geometry {
     int rank;
     std::int64_t local_extent[max_rank];
@@ -46,7 +46,11 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
           rest /= g.local_extent[d];
         }
         auto const counter = static_cast<std::uint64_t>(flat);
-        if constexpr (sizeof(T) == 4) {
+        if constexpr (HalfFloat<T>) {
+          std::uint32_t bits = prng::bits32(key, counter);
+          out[e] = dist == Distribution::uniform ? prng::half_uniform_from_bits<T>(bits, minval, maxval)
+                                                 : prng::half_normal_from_bits<T>(bits);
+        } else if constexpr (sizeof(T) == 4) {
           std::uint32_t bits = prng::bits32(key, counter);
           out[e] = dist == Distribution::uniform ? prng::uniform_from_bits(bits, minval, maxval)
                                                  : prng::normal_from_bits(bits);
@@ -67,11 +71,15 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
   for (auto& s : t->shards) {
     if (!s.addressable) continue;  // each process draws its own shards: the same values as one process
     auto const& exec = device(s.device).exec;
-    if (dtype == DType::float32)
-      fill_shard(exec, reinterpret_cast<float*>(s.bytes.data()), s.index, shape, key, dist,
-                 static_cast<float>(minval), static_cast<float>(maxval));
-    else
-      fill_shard(exec, reinterpret_cast<double*>(s.bytes.data()), s.index, shape, key, dist, minval, maxval);
+    visit(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, std::int32_t>) {
+        throw Error("random: draws are floating (float32, float64, bfloat16, float16)");
+      } else {
+        fill_shard(exec, reinterpret_cast<T*>(s.bytes.data()), s.index, shape, key, dist,
+                   static_cast<compute_t<T>>(minval), static_cast<compute_t<T>>(maxval));
+      }
+    });
   }
   fence_all_devices();
   return t;

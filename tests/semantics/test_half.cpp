@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "support/close.hpp"
@@ -306,4 +309,126 @@ TEST_CASE("bfloat16 and float16 dots: float32 GEMM rounded once; preferred_eleme
       require_close(p.to_host(), wide_host);
     }
   }
+}
+
+namespace {
+
+// The `tensor CASE NAME DTYPE SHAPE COUNT` blocks of a jax_half file: bit patterns by "CASE NAME".
+struct HalfTensors {
+  std::map<std::string, std::vector<std::uint32_t>> bits;
+  std::map<std::string, std::string> dtype;
+  explicit HalfTensors(std::string const& file) {
+    test::ReferenceTokens in("jax_half", file);
+    while (!in.done()) {
+      if (in.word() != "tensor") continue;
+      std::string key = in.word();
+      key += " " + in.word();
+      dtype[key] = in.word();
+      (void)in.word();  // shape
+      auto count = in.dec();
+      auto& v = bits[key];
+      for (std::uint64_t i = 0; i < count; ++i) v.push_back(static_cast<std::uint32_t>(in.hex()));
+    }
+  }
+  template <class H>
+  std::vector<H> halves(std::string const& key) const {
+    std::vector<H> out;
+    for (auto b : bits.at(key)) out.push_back(H::from_bits(static_cast<std::uint16_t>(b)));
+    return out;
+  }
+};
+
+template <class H>
+void check_chains(HalfTensors const& v) {
+  std::string const c = std::string("fusion_") + dtype_name<H>;
+  auto hx = v.halves<H>(c + " x"), hy = v.halves<H>(c + " y"), hz = v.halves<H>(c + " z");
+  Shape shape{static_cast<std::int64_t>(hx.size())};
+  for (auto const& s : test::flat_shardings()) {
+    auto x = device_put(hx, shape, s), y = device_put(hy, shape, s), z = device_put(hz, shape, s);
+    std::vector<std::pair<std::string, Tensor<H>>> chains{
+        {"c1", tanh(x * y + 1) * 0.5 - x / 3},
+        {"c2", exp(x) * x + y},
+        {"c3", x * y + z},
+        {"c4", gelu(x) * y},
+        {"c5", (x + y) + z},
+        {"c6", x * 0.1 + 0.3},
+        {"c7", sigmoid(x) * y},
+        {"c8", x * y + z * x},
+        {"c11", exp(x) / y},
+        {"c12", log(x * x + 1) - sqrt(abs(y))},
+    };
+    for (auto const& [name, t] : chains) {
+      auto got = t.to_host();
+      auto want = v.halves<H>(c + " out_" + name);
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (flushed_by_xla(hx[i]) || flushed_by_xla(hy[i]) || flushed_by_xla(hz[i])) continue;
+        if (!same(got[i], want[i]) && wrong++ == 0) first = i;
+      }
+      INFO(dtype_name<H> << " chain " << name << " on " << to_string(s) << ": first difference at element " << first
+                         << ": tessel " << std::hex << got[first].bits << ", JAX " << want[first].bits);
+      CHECK(wrong == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused bfloat16 and float16 chains give JAX's bits (every op rounds), on every mesh", "[half][jax]") {
+  HalfTensors v("fusion.txt");
+  check_chains<bfloat16>(v);
+  check_chains<float16>(v);
+  // jnp.dot of half operands: XLA's float32 dot rounded once (tessel's BLAS sums in another order:
+  // the rounded results agree but for the rare product within an ulp of a rounding boundary).
+  for (std::string c : {"dot_bfloat16", "dot_float16"}) {
+    bool const bf = c == "dot_bfloat16";
+    auto check = [&](auto tag) {
+      using H = decltype(tag);
+      auto a = device_put(v.halves<H>(c + " a"), Shape{8, 300}), b = device_put(v.halves<H>(c + " b"), Shape{300, 16});
+      auto got = Tensor<H>(matmul(a, b)).to_host();
+      auto want = v.halves<H>(c + " out");
+      std::size_t off = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) off += got[i].bits != want[i].bits;
+      INFO(c << ": " << off << " of " << got.size() << " differ");
+      CHECK(off <= got.size() / 32);
+    };
+    if (bf) check(bfloat16{});
+    else check(float16{});
+  }
+}
+
+TEST_CASE("jax.random.uniform and normal in bfloat16 and float16 give JAX's bits, however sharded", "[half][jax][random]") {
+  test::ReferenceTokens in("jax_half", "random.txt");
+  int arrays = 0;
+  while (!in.done()) {
+    REQUIRE(in.word() == "array");
+    std::string fn = in.word(), dtype = in.word();
+    random::Key key{static_cast<std::uint32_t>(in.hex()), static_cast<std::uint32_t>(in.hex())};
+    std::string dims = in.word();
+    auto lo = static_cast<std::uint16_t>(in.hex()), hi = static_cast<std::uint16_t>(in.hex());
+    auto count = in.dec();
+    std::vector<std::uint16_t> want;
+    for (std::uint64_t i = 0; i < count; ++i) want.push_back(static_cast<std::uint16_t>(in.hex()));
+    Shape shape;
+    for (std::size_t at = 0; at < dims.size();) {
+      std::size_t x = dims.find('x', at);
+      shape.push_back(std::stoll(dims.substr(at, x - at)));
+      at = x == std::string::npos ? dims.size() : x + 1;
+    }
+    auto check = [&](auto tag) {
+      using H = decltype(tag);
+      float const minval = static_cast<float>(H::from_bits(lo)), maxval = static_cast<float>(H::from_bits(hi));
+      std::vector<NamedSharding> shardings{detail::single_device_sharding()};
+      if (shape.rank() == 1) shardings = test::flat_shardings();
+      for (auto const& s : shardings) {
+        INFO(fn << " " << dtype << " " << dims << " on " << to_string(s));
+        auto t = fn == "uniform" ? random::uniform<H>(key, shape, s, minval, maxval) : random::normal<H>(key, shape, s);
+        CHECK(bits(t.to_host()) == want);
+      }
+    };
+    if (dtype == "bfloat16") check(bfloat16{});
+    else check(float16{});
+    ++arrays;
+  }
+  CHECK(arrays >= 8);
 }

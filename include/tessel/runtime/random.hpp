@@ -29,21 +29,23 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
 
 // jax.random.uniform(key, shape, dtype, minval, maxval), drawn directly in the given sharding
 // (each device computes only its own shard).
-template <std::floating_point T = float>
-Tensor<T> uniform(Key key, Shape const& shape, NamedSharding const& sharding, T minval = 0, T maxval = 1) {
+// bfloat16 and float16 draw JAX's bits (8 and 16 random bits of the float32 draw's word).
+template <FloatingElement T = float>
+Tensor<T> uniform(Key key, Shape const& shape, NamedSharding const& sharding, compute_t<T> minval = 0,
+                  compute_t<T> maxval = 1) {
   return Tensor<T>(detail::draw(key, shape, dtype_of<T>, sharding, detail::Distribution::uniform, minval, maxval));
 }
-template <std::floating_point T = float>
-Tensor<T> uniform(Key key, Shape const& shape, T minval = 0, T maxval = 1) {
+template <FloatingElement T = float>
+Tensor<T> uniform(Key key, Shape const& shape, compute_t<T> minval = 0, compute_t<T> maxval = 1) {
   return uniform<T>(key, shape, tessel::detail::single_device_sharding(), minval, maxval);
 }
 
 // jax.random.normal(key, shape, dtype): standard normal, drawn directly in the given sharding.
-template <std::floating_point T = float>
+template <FloatingElement T = float>
 Tensor<T> normal(Key key, Shape const& shape, NamedSharding const& sharding) {
   return Tensor<T>(detail::draw(key, shape, dtype_of<T>, sharding, detail::Distribution::normal, 0, 1));
 }
-template <std::floating_point T = float>
+template <FloatingElement T = float>
 Tensor<T> normal(Key key, Shape const& shape) {
   return normal<T>(key, shape, tessel::detail::single_device_sharding());
 }

@@ -48,11 +48,13 @@
 #include <Kokkos_BitManipulation.hpp>
 #include <Kokkos_Macros.hpp>
 
+#include "tessel/core/half.hpp"
 #include "tessel/expr/math.hpp"
 #include <Kokkos_MathematicalFunctions.hpp>
 #include <Kokkos_NumericTraits.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tessel::prng {
 
@@ -427,6 +429,29 @@ KOKKOS_INLINE_FUNCTION double xla_erf_inv_f64(double u) noexcept {
 KOKKOS_INLINE_FUNCTION float normal_from_bits(std::uint32_t bits) noexcept {
   const float u = uniform_from_bits(bits, -0x1.fffffep-1f, 1.0f);  // nextafter(-1, 0) .. 1
   return detail::xla_erf_inv_f32(u) * 0x1.6a09e6p+0f;              // * float(sqrt(2))
+}
+
+// jax.random.uniform / normal in bfloat16 or float16 from the float32 draw's word w
+// (tests/data/jax_half/README.md): bfloat16 takes 7 mantissa bits from w's low byte (JAX draws 8
+// bits), float16 10 from its low 16; the scaling runs in the dtype, every op rounded.
+template <class H>
+KOKKOS_INLINE_FUNCTION H half_uniform_from_bits(std::uint32_t w, float minval, float maxval) noexcept {
+  auto r = [](float v) { return static_cast<float>(H(v)); };
+  float f;
+  if constexpr (std::is_same_v<H, bfloat16>)
+    f = detail::bit_cast<float>((0x3f80u | ((w & 0xffu) >> 1)) << 16) - 1.0f;
+  else
+    f = static_cast<float>(H::from_bits(static_cast<std::uint16_t>(0x3c00u | ((w & 0xffffu) >> 6)))) - 1.0f;
+  float const lo = r(minval), hi = r(maxval);
+  float const v = r(r(f * r(hi - lo)) + lo);
+  return H(v > lo ? v : lo);
+}
+template <class H>
+KOKKOS_INLINE_FUNCTION H half_normal_from_bits(std::uint32_t w) noexcept {
+  auto r = [](float v) { return static_cast<float>(H(v)); };
+  float const lo = -1.0f + (std::is_same_v<H, bfloat16> ? 0x1p-8f : 0x1p-11f);  // nextafter(-1, 0) in H
+  float const u = static_cast<float>(half_uniform_from_bits<H>(w, lo, 1.0f));
+  return H(r(0x1.6a09e6p+0f) * r(detail::xla_erf_inv_f32(u)));
 }
 
 // jax.random.normal(key, shape, float64) element from bits64(key, i) (jax_enable_x64=True).
