@@ -172,6 +172,13 @@ TEST_CASE("reductions over sharded axes match one device within rounding, and ev
       Tensor<float> all = mean(x);
       Tensor<float> all_want = mean(rx);
       check_close(process_allgather(all), all_want.to_host(), 1e-5f);
+      // bfloat16: partial sums rounded per device, combined in float32 in member order and
+      // rounded once; the digests compare the bits across process counts.
+      Tensor<bfloat16> hsum = sum(astype<bfloat16>(x), {0});
+      std::vector<float> hs;
+      for (auto h : process_allgather(hsum)) hs.push_back(static_cast<float>(h));
+      check_close(hs, Tensor<float>(sum(rx, {0})).to_host(), 2e-2f);
+      record("bfloat16 sum " + name_of(mesh, s), hs);
     }
 }
 

@@ -432,3 +432,52 @@ TEST_CASE("jax.random.uniform and normal in bfloat16 and float16 give JAX's bits
   }
   CHECK(arrays >= 8);
 }
+
+namespace {
+
+template <class H>
+void check_reductions(HalfTensors const& v, std::string const& c, Shape const& shape) {
+  auto hx = v.halves<H>(c + " x");
+  std::int64_t const cols = shape[shape.rank() - 1];
+  auto hg = v.halves<H>(c + " g"), hb = v.halves<H>(c + " b");
+  std::vector<NamedSharding> shardings{detail::single_device_sharding()};
+  if (shape.rank() == 2)
+    for (Mesh const& m : {make_mesh({8}, {"x"}), make_mesh({2, 4}, {"a", "b"}), make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2})})
+      shardings.emplace_back(m, P(m.axes().name(0).view()));  // rows split: each row's reduction on one device
+  for (auto const& s : shardings) {
+    auto x = device_put(hx, shape, s);
+    NamedSharding const rep(s.mesh(), P());
+    auto g = device_put(hg, Shape{cols}, rep), b = device_put(hb, Shape{cols}, rep);
+    std::vector<std::pair<std::string, Tensor<H>>> ops{
+        {"sum", sum(x, -1)},
+        {"mean", mean(x, -1)},
+        {"var", var(x, -1)},
+        {"max", max(x, -1)},
+        {"softmax", softmax(x, -1)},
+        {"div_row_sum", x / sum(x, -1, true)},
+        {"layer_norm", (x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5) * g + b},
+    };
+    for (auto const& [name, t] : ops) {
+      auto got = t.to_host();
+      auto want = v.halves<H>(c + " out_" + name);
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (!same(got[i], want[i]) && wrong++ == 0) first = i;
+      INFO(c << " " << name << " on " << to_string(s) << ": " << wrong << " of " << got.size()
+             << " differ; first at " << first << ": tessel " << std::hex << got[first].bits << ", JAX "
+             << want[first].bits);
+      CHECK(wrong == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 and float16 reductions, softmax and a layer norm give JAX's bits", "[half][jax][reduce]") {
+  HalfTensors v("reduce.txt");
+  for (auto const& [suffix, shape] : {std::pair{"8x37", Shape{8, 37}}, std::pair{"3x1000", Shape{3, 1000}},
+                                      std::pair{"4096", Shape{4096}}}) {
+    check_reductions<bfloat16>(v, std::string("reduce_bfloat16_") + suffix, shape);
+    check_reductions<float16>(v, std::string("reduce_float16_") + suffix, shape);
+  }
+}

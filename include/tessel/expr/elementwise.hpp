@@ -90,6 +90,19 @@ template <class A, class B>
 concept HalfByScalar = !std::is_arithmetic_v<std::remove_cvref_t<A>> && std::is_arithmetic_v<std::remove_cvref_t<B>> &&
                        HalfFloat<expr_value_t<node_t<A>>>;
 }  // namespace detail
+// A 16-bit float divided by a reduction (x / sum(x, axis, true), broadcast): XLA multiplies by the
+// reciprocal, taken at the reduction's shape: rounded to float16 for float16, kept in float32
+// for bfloat16.
+template <class A, class B>
+  requires detail::BinaryOperands<A, B> && (!std::is_arithmetic_v<std::remove_cvref_t<A>>) &&
+           (!std::is_arithmetic_v<std::remove_cvref_t<B>>) && HalfFloat<expr_value_t<node_t<A>>> &&
+           std::same_as<expr_value_t<node_t<A>>, expr_value_t<node_t<B>>> && (node_t<B>::kind == NodeKind::reduce)
+constexpr auto operator/(A const& a, B const& b) {
+  using V = expr_value_t<node_t<A>>;
+  if constexpr (std::same_as<V, float16>) return a * (1.0f / b);
+  else return astype<V>(a * (1.0f / astype<float>(b)));
+}
+
 // A 16-bit float divided by a C++ scalar multiplies by its reciprocal, as XLA rewrites x / c:
 // 1/c rounded to float16 for float16, kept in float32 for bfloat16.
 template <class A, class B>

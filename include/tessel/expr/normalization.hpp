@@ -16,12 +16,15 @@ std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape)
 
 // jnp.var(x, axis, keepdims, ddof): two passes, as jax/_src/numpy/reductions.py::_var:
 // centered = x - mean(x, keepdims); sum(square(centered)) / (n - ddof), NaN when n - ddof <= 0.
-// Integer inputs are converted to float32 first.
+// Integer and 16-bit float inputs are converted to float32 first (the latter rounded back).
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
 constexpr auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int ddof = 0) {
-  if constexpr (std::integral<expr_value_t<node_t<X>>>) {
+  using V = expr_value_t<node_t<X>>;
+  if constexpr (std::integral<V>) {
     return var(astype<float>(x), axes, keepdims, ddof);
+  } else if constexpr (HalfFloat<V>) {  // JAX upcasts 16-bit floats, computes in float32, rounds once
+    return astype<V>(var(astype<float>(x), axes, keepdims, ddof));
   } else {
     auto n = detail::reduced_count("var", axes, as_node(x).shape());
     double divisor = n - ddof > 0 ? static_cast<double>(n - ddof) : std::numeric_limits<double>::quiet_NaN();
