@@ -5,6 +5,7 @@
 //   all_gather          in  8 MB (a row block)           out 64 MB (the gathered (2048, 8192) tensor)
 //   reduce_scatter      in 64 MB (the whole partial sum)  out  8 MB (its row block of the result)
 //   all_reduce          in 64 MB                          out 64 MB
+//   all_reduce_bf16     in 64 MB of bfloat16 (twice the elements), combined in float32, out 64 MB
 //   all_to_all          in 64 MB (rows of (16384, 8192))  out 64 MB (columns of it)
 //   collective_permute  in 64 MB                          out 64 MB (ring shift: member k -> k + 1)
 //
@@ -25,6 +26,7 @@
 #include "copy_baseline.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/core/device_groups.hpp"
+#include "tessel/core/half.hpp"
 
 namespace {
 
@@ -96,6 +98,21 @@ void BM_all_reduce(benchmark::State& state) {
   });
 }
 
+// The same 64 MB per device as bfloat16: twice the elements, each member's value converted to
+// float32, combined in member order and rounded once.
+void BM_all_reduce_bf16(benchmark::State& state) {
+  Box held{{0, 4096}, {0, 8192}};
+  Group g(per_device, per_device);  // float32 buffers of 64 MB, read as bfloat16 pairs
+  for (int k = 0; k < n; ++k) {
+    Kokkos::View<std::uint16_t*, MemSpace> in(reinterpret_cast<std::uint16_t*>(g.ins[static_cast<std::size_t>(k)].data()),
+                                              static_cast<std::size_t>(2 * per_device));
+    Kokkos::deep_copy(in, bfloat16(static_cast<float>(k)).bits);
+  }
+  bench::time_against_copy(state, copy_bytes(per_device, per_device), [&] {
+    in_process_collectives().all_reduce(DType::bfloat16, ReduceOp::sum, g.members, held);
+  });
+}
+
 void BM_all_to_all(benchmark::State& state) {
   // (16384, 8192) float32 = 512 MB: rows in, columns out; each member sends a (2048, 1024) block
   // (runs of 4 KB) to every member.
@@ -131,6 +148,7 @@ void BM_collective_permute(benchmark::State& state) {
 BENCHMARK(BM_all_gather)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_reduce_scatter)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_all_reduce)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_all_reduce_bf16)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_all_to_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_collective_permute)->UseManualTime()->Unit(benchmark::kMillisecond);
 
