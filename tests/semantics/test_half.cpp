@@ -212,7 +212,8 @@ TEST_CASE("bfloat16 and float16 round to nearest even and keep special values", 
   CHECK(bfloat16(std::numeric_limits<float>::infinity()).bits == 0x7f80);
   CHECK(bfloat16(-0.0f).bits == 0x8000);
   CHECK(bfloat16(std::bit_cast<float>(0x7f7fffffu)).bits == 0x7f80);  // float32 max rounds to inf
-  CHECK(bfloat16(std::bit_cast<float>(0xff800001u)).bits == 0xffc0);  // a signalling NaN: quiet, sign kept
+  CHECK(bfloat16(std::bit_cast<float>(0xff800001u)).bits == 0xffc0);  // a NaN: XLA's 7fc0, sign kept
+  CHECK(bfloat16(std::bit_cast<float>(0x7fa12345u)).bits == 0x7fc0);  // the payload dropped
   CHECK(float16(1.0f).bits == 0x3c00);
   CHECK(float16(65504.0f).bits == 0x7bff);
   CHECK(float16(65519.0f).bits == 0x7bff);
@@ -230,7 +231,7 @@ TEST_CASE("bfloat16 and float16 round to nearest even and keep special values", 
     REQUIRE(back == (nan ? (b | 0x200) : b));
     auto g = bfloat16::from_bits(static_cast<std::uint16_t>(b));
     bool bnan = (b & 0x7f80) == 0x7f80 && (b & 0x7f);
-    REQUIRE(bfloat16(static_cast<float>(g)).bits == (bnan ? (b | 0x40) : b));
+    REQUIRE(bfloat16(static_cast<float>(g)).bits == (bnan ? ((b & 0x8000) | 0x7fc0) : b));
   }
 }
 
@@ -285,6 +286,7 @@ TEST_CASE("bfloat16 and float16 dots: float32 GEMM rounded once; preferred_eleme
   for (float v : wide_host) want.push_back(bfloat16(v).bits);
   Tensor<bfloat16> one = matmul(a, b);
   CHECK(bits(one.to_host()) == want);
+  CHECK_THAT(explain(matmul(a, b)), Catch::Matchers::ContainsSubstring("BLAS sgemm per device"));
   Tensor<float> preferred = matmul(a, b, preferred_element_type<float>);
   CHECK(preferred.to_host() == wide_host);
   Tensor<float> mixed = matmul(a, b32);  // bfloat16 x float32 is a float32 dot

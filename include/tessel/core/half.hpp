@@ -1,9 +1,9 @@
 #pragma once
 // 16-bit floating storage types: bfloat16 (8 exponent bits, 7 mantissa bits: float32's range) and
 // float16 (IEEE binary16). They are storage, not arithmetic: kernels load them as float, compute
-// in float and round once on store, as XLA does (README, "Half precision"). Conversions round to
-// nearest even, keep infinities, signed zeros and subnormals exactly, and turn a NaN into a quiet
-// NaN of the same sign with the high payload bits kept (what ml_dtypes and XLA produce).
+// in float and round each op's result, as XLA does (README, "Half precision"). Conversions round
+// to nearest even and keep infinities, signed zeros and subnormals exactly; a NaN becomes XLA's:
+// 0x7fc0 with its sign for bfloat16, a quiet NaN keeping the high payload bits for float16.
 //
 // Kokkos' bhalf_t and half_t are plain `float` on host backends (4 bytes), so they cannot be the
 // storage of a 2-byte tensor on every backend; these are bit patterns with constexpr conversions
@@ -30,7 +30,7 @@ struct bfloat16 {
 
  private:
   KOKKOS_FUNCTION static constexpr std::uint16_t round(std::uint32_t f) {
-    if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((f >> 16) | 0x0040u);  // quiet NaN
+    if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>(((f >> 16) & 0x8000u) | 0x7fc0u);  // NaN
     f += 0x7fffu + ((f >> 16) & 1u);  // to nearest, ties to even (carries into the exponent: inf)
     return static_cast<std::uint16_t>(f >> 16);
   }

@@ -149,7 +149,7 @@ class DotRules final : public OpRules {
     std::string blocks = std::is_constant_evaluated() ? std::string() : block_shapes_text(sh, n.shape);
     s.add(StepKind::kernel, i, sh.mesh().num_devices(),
           TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
-                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 4 ? "s" : "d",
+                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 8 ? "d" : "s",
                       blocks),
           {"gemm", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "dot_general contracting sharded dimensions");
