@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "support/data.hpp"
 #include "support/meshes.hpp"
@@ -120,17 +121,8 @@ TEST_CASE("random expression trees equal their one-device evaluation", "[expr][p
   // (24, 48) divides over every test mesh; (23, 47) over none (uneven blocks, some empty).
   for (int round = 0; round < 4; ++round) {
     std::int64_t const rows = round < 3 ? 24 : 23, cols = round < 3 ? 48 : 47;
-    check_tree<1>(rng, rows, cols);
-    check_tree<2>(rng, rows, cols);
-    check_tree<3>(rng, rows, cols);
-    check_tree<4>(rng, rows, cols);
-    check_tree<5>(rng, rows, cols);
-    check_tree<6>(rng, rows, cols);
-    check_tree<7>(rng, rows, cols);
-    check_tree<8>(rng, rows, cols);
-    check_tree<9>(rng, rows, cols);
-    check_tree<10>(rng, rows, cols);
-    check_tree<11>(rng, rows, cols);
-    check_tree<12>(rng, rows, cols);
+    [&]<int... K>(std::integer_sequence<int, K...>) {  // tree shapes 1 .. 12, in order
+      (check_tree<K + 1>(rng, rows, cols), ...);
+    }(std::make_integer_sequence<int, 12>{});
   }
 }
