@@ -259,15 +259,10 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
       if (t.dtype == dtype_of<T> && !reorder) return reinterpret_cast<T const*>(data);
       auto tmp = acquire_device_memory(static_cast<std::size_t>(shape.num_elements()) * sizeof(T));
       auto* dst = reinterpret_cast<T*>(tmp.get());
-      visit(t.dtype, [&](auto tag) {
-        using S = decltype(tag);
-        if constexpr (std::is_same_v<S, std::int32_t>) {
-          throw Error("dot_general: int32 operands are not supported by the BLAS; use astype<float>()");
-        } else {
-          auto const* src = reinterpret_cast<S const*>(data);
-          if (reorder) permute(exec, src, shape, order, dst);
-          else convert(exec, src, shape.num_elements(), dst);
-        }
+      visit(t.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)
+        auto const* src = reinterpret_cast<decltype(tag) const*>(data);
+        if (reorder) permute(exec, src, shape, order, dst);
+        else convert(exec, src, shape.num_elements(), dst);
       });
       temporaries.push_back(std::move(tmp));
       return dst;
