@@ -4,6 +4,7 @@
 //
 // Bytes and flops per call (the FOM divides them by the median time):
 //   fused_chain     tanh(a * x + b) * 0.5 - x / 3 on n floats: 3 reads + 1 write; 6 flops/element
+//                   (the *_bf16 variants: the same on bfloat16, bytes counted at 2 per element)
 //   softmax         over the last axis of (rows, cols): 1 read + 1 write; 5 flops/element
 //                   (max, subtract, exp, sum, divide)
 //   layer_norm_gelu gelu((x - mean) * rsqrt(var + eps) * g + b): 1 read + 1 write; 20 flops/element
@@ -82,34 +83,37 @@ std::optional<std::string> divisible(std::int64_t n, char const* what, Configura
 std::optional<std::string> check_elements(Size const& s, Configuration const& c) { return divisible(s["n"], "n", c); }
 std::optional<std::string> check_rows(Size const& s, Configuration const& c) { return divisible(s["rows"], "rows", c); }
 
+// T: float, or bfloat16 (the same workload with half the bytes; every op rounds, as in JAX).
+template <class T = float>
 Instance fused_chain(Size const& s, Configuration const& c) {
   std::int64_t n = s["n"];
   NamedSharding sh(mesh_of(c), rows_over_all_axes(c, 1));
-  auto a = random::normal(PRNGKey(0), {n}, sh);
-  auto x = random::normal(PRNGKey(1), {n}, sh);
-  auto b = random::normal(PRNGKey(2), {n}, sh);
+  auto a = random::normal<T>(PRNGKey(0), {n}, sh);
+  auto x = random::normal<T>(PRNGKey(1), {n}, sh);
+  auto b = random::normal<T>(PRNGKey(2), {n}, sh);
   auto chain = [](auto const& a, auto const& x, auto const& b) { return tanh(a * x + b) * 0.5f - x / 3.0f; };
-  return {[=] { Tensor<float> y = eval(chain(a, x, b)); }, 4.0 * n * sizeof(float), 6.0 * n,
-          profile_of(jit(chain), a, x, b)};
+  return {[=] { Tensor<T> y = eval(chain(a, x, b)); }, 4.0 * n * sizeof(T), 6.0 * n, profile_of(jit(chain), a, x, b)};
 }
 
-template <class F>
+template <class T = float, class F>
 Instance rows_workload(Size const& s, Configuration const& c, double flops_per_element, F normalize) {
   std::int64_t rows = s["rows"], cols = s["cols"];
   auto mesh = mesh_of(c);
-  auto x = random::normal(PRNGKey(0), {rows, cols}, NamedSharding(mesh, rows_over_all_axes(c, 2)));
-  auto g = random::uniform(PRNGKey(1), {cols}, NamedSharding(mesh, P()), 0.5f, 1.5f);
-  auto b = random::normal(PRNGKey(2), {cols}, NamedSharding(mesh, P()));
+  auto x = random::normal<T>(PRNGKey(0), {rows, cols}, NamedSharding(mesh, rows_over_all_axes(c, 2)));
+  auto g = random::uniform<T>(PRNGKey(1), {cols}, NamedSharding(mesh, P()), 0.5f, 1.5f);
+  auto b = random::normal<T>(PRNGKey(2), {cols}, NamedSharding(mesh, P()));
   double elements = static_cast<double>(rows) * static_cast<double>(cols);
-  return {[=] { Tensor<float> y = eval(normalize(x, g, b)); }, 2.0 * elements * sizeof(float),
-          flops_per_element * elements, profile_of(jit(normalize), x, g, b)};
+  return {[=] { Tensor<T> y = eval(normalize(x, g, b)); }, 2.0 * elements * sizeof(T), flops_per_element * elements,
+          profile_of(jit(normalize), x, g, b)};
 }
 
+template <class T = float>
 Instance softmax_rows(Size const& s, Configuration const& c) {
-  return rows_workload(s, c, 5, [](auto const& x, auto const&, auto const&) { return softmax(x); });
+  return rows_workload<T>(s, c, 5, [](auto const& x, auto const&, auto const&) { return softmax(x); });
 }
+template <class T = float>
 Instance layer_norm_gelu(Size const& s, Configuration const& c) {
-  return rows_workload(s, c, 20, [](auto const& x, auto const& g, auto const& b) {
+  return rows_workload<T>(s, c, 20, [](auto const& x, auto const& g, auto const& b) {
     return gelu((x - mean(x, -1, true)) * rsqrt(var(x, -1, true) + 1e-5f) * g + b);
   });
 }
@@ -327,6 +331,12 @@ std::vector<Workload> const registry = {
      {{"mb", 8}}, check_collective, reduce_scatter},
     {"all_to_all", "in-process all-to-all: mb MiB of rows in, mb MiB of columns out per device", Bound::collective,
      {{"mb", 8}}, check_collective, all_to_all},
+    {"fused_chain_bf16", "the fused chain on n bfloat16 (computed in float32, every op rounded)", Bound::memory,
+     {{"n", std::int64_t{1} << 22}}, check_elements, fused_chain<bfloat16>},
+    {"softmax_bf16", "softmax over the last axis of (rows, cols) bfloat16, rows sharded", Bound::memory,
+     {{"rows", 2048}, {"cols", 1024}}, check_rows, softmax_rows<bfloat16>},
+    {"layer_norm_gelu_bf16", "gelu(layer norm) over the last axis of (rows, cols) bfloat16, rows sharded",
+     Bound::memory, {{"rows", 2048}, {"cols", 1024}}, check_rows, layer_norm_gelu<bfloat16>},
 };
 
 }  // namespace

@@ -35,8 +35,10 @@ void copy_region_any(Exec const& exec, std::byte const* src, Box const& src_box,
     copy_words(exec, reinterpret_cast<std::uint64_t const*>(src), reinterpret_cast<std::uint64_t*>(dst), p);
   else if (element_size == 2)
     copy_words(exec, reinterpret_cast<std::uint16_t const*>(src), reinterpret_cast<std::uint16_t*>(dst), p);
+  else if (element_size == 1)
+    copy_words(exec, reinterpret_cast<std::uint8_t const*>(src), reinterpret_cast<std::uint8_t*>(dst), p);
   else
-    Kokkos::abort("tessel::copy_region: element size must be 2, 4 or 8");
+    Kokkos::abort("tessel::copy_region: element size must be 1, 2, 4 or 8");
 }
 
 }  // namespace

@@ -64,16 +64,17 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
   return out;
 }
 
-// Divides every element of every shard by `divisor` (a mean after its all-reduce).
+// Scales every element of every shard by 1 / `divisor` (a mean after its all-reduce: XLA rewrites
+// the division by the count into a multiplication by its reciprocal, rounded to T).
 void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
   auto divide = [&](auto type_tag) {
     using T = decltype(type_tag);
-    T d = static_cast<T>(divisor);
+    T const scale = T(1) / static_cast<T>(divisor);
     for (auto const& shard : t.shards) {
       if (!shard.addressable) continue;
       auto* data = reinterpret_cast<T*>(shard.bytes.data());
       auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
-      for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] /= d; });
+      for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });
     }
     fence_all_devices();
   };

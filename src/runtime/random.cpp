@@ -73,8 +73,8 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
     auto const& exec = device(s.device).exec;
     visit(dtype, [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_same_v<T, std::int32_t>) {
-        throw Error("random: draws are floating (float32, float64, bfloat16, float16)");
+      if constexpr (!FloatingElement<T>) {
+        throw Error(std::format("random: draws are floating (float32, float64, bfloat16, float16), not {}", name(dtype)));
       } else {
         fill_shard(exec, reinterpret_cast<T*>(s.bytes.data()), s.index, shape, key, dist,
                    static_cast<compute_t<T>>(minval), static_cast<compute_t<T>>(maxval));

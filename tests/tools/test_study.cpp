@@ -227,7 +227,8 @@ TEST_CASE("study: merging two platforms' results gives hand-computed efficiencie
 
 TEST_CASE("study: the registry names the issue's workloads", "[study]") {
   for (char const* name : {"fused_chain", "softmax", "layer_norm_gelu", "rms_norm", "megatron_mlp", "attention",
-                           "transformer", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"})
+                           "transformer", "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                           "fused_chain_bf16", "softmax_bf16", "layer_norm_gelu_bf16"})
     CHECK(find_workload(name) != nullptr);
 }
 

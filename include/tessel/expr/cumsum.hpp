@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "tessel/expr/checks.hpp"
+#include "tessel/expr/elementwise.hpp"
 #include "tessel/expr/node.hpp"
 #include "tessel/expr/ops.hpp"
 
@@ -32,13 +33,20 @@ struct Cumsum {
 template <class Op, class Child>
 using CumsumNode = Node<Cumsum<Op>, Child>;
 
-// jnp.cumsum(x, axis): int32 stays int32 (and wraps, as XLA's adds do); bool is not accepted.
+namespace detail {
+template <class N>
+auto make_cumsum(N const& n, int axis) {
+  return CumsumNode<ops::sum_reduce, N>{{n}, {one_axis("cumsum", "axis", n.shape(), axis), n.shape()}};
+}
+}  // namespace detail
+
+// jnp.cumsum(x, axis): integers keep their dtype (and wrap, as XLA's adds do); bool counts in
+// int32, as in JAX.
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
 auto cumsum(X const& x, int axis) {
-  auto n = as_node(x);
-  static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: cumsum a comparison after astype<int32_t>()");
-  return CumsumNode<ops::sum_reduce, decltype(n)>{{n}, {detail::one_axis("cumsum", "axis", n.shape(), axis), n.shape()}};
+  if constexpr (std::same_as<expr_value_t<node_t<X>>, bool>) return cumsum(astype<std::int32_t>(x), axis);
+  else return detail::make_cumsum(as_node(x), axis);
 }
 
 }  // namespace tessel

@@ -23,12 +23,28 @@ inline constexpr bool is_weak_v<Weak<W>> = true;
 // How an op's compute and result types follow from its operands'.
 enum class Typing { arithmetic, comparison, floating, select };
 
+// The promoted type of an op's operands: all of them, but a select's condition takes no part.
+template <Typing typing, class First, class... Rest>
+struct promoted_operands {
+  using type = promote_t<expr_value_t<First>, expr_value_t<Rest>...>;
+};
+template <class Cond, class... Rest>
+struct promoted_operands<Typing::select, Cond, Rest...> {
+  using type = promote_t<expr_value_t<Rest>...>;
+};
+
 template <class Op, Typing typing, class... Nodes>
 constexpr auto make_node_of(Nodes const&... nodes) {
-  using Promoted = promote_t<expr_value_t<Nodes>...>;
+  using Promoted = typename promoted_operands<typing, Nodes...>::type;
   static_assert(!is_weak_v<Promoted>, "tessel: an expression needs at least one tensor operand");
-  static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select,
-                "tessel: no arithmetic on comparison results (bool); use where(cond, a, b) or astype<int32_t>()");
+  static_assert(!std::same_as<Promoted, NeedsInt16>,
+                "tessel: int8 with uint8 promotes to int16 (jnp.promote_types), which tessel does not store; "
+                "astype<std::int32_t>() one operand first");
+  // (maximum and minimum of bools are or and and, as in JAX.)
+  static_assert(!std::same_as<Promoted, bool> || typing == Typing::comparison || typing == Typing::select ||
+                    std::same_as<Op, ops::maximum> || std::same_as<Op, ops::minimum>,
+                "tessel: no arithmetic between bool operands (comparisons, masks); use where(cond, a, b) or "
+                "astype<std::int32_t>()");
   // The result's type, and the type its kernel computes in (float for 16-bit floats, whose every
   // op rounds its result: kernel_eval.hpp's RoundedTo).
   using Value = std::conditional_t<typing == Typing::floating, float_of_t<Promoted>, Promoted>;
@@ -57,7 +73,7 @@ constexpr auto rounded_scalar(N const& n) {
 
 template <class Op, Typing typing, class... Nodes>
 constexpr auto make_node(Nodes const&... nodes) {
-  using Promoted = promote_t<expr_value_t<Nodes>...>;
+  using Promoted = typename promoted_operands<typing, Nodes...>::type;
   if constexpr (HalfFloat<Promoted> && ((Nodes::kind == NodeKind::scalar) || ...)) {
     return make_node<Op, typing>(rounded_scalar<Promoted>(nodes)...);
   } else {
@@ -199,7 +215,13 @@ template <Element To, class X>
 constexpr auto astype(X const& x) {
   using N = node_t<X>;
   auto n = as_node(x);
-  return ElementwiseNode<ops::convert<To>, compute_t<expr_value_t<N>>, To, N>{{n}, {n.shape()}};
+  if constexpr (std::same_as<To, bool> && HalfFloat<expr_value_t<N>>) {
+    // XLA compares a 16-bit float with 0 in its own type: subnormals are true (a float32 or
+    // float64 one, under XLA:CPU's denormals-are-zero, is false: xla::convert).
+    return not_equal(x, 0);
+  } else {
+    return ElementwiseNode<ops::convert<To>, compute_t<expr_value_t<N>>, To, N>{{n}, {n.shape()}};
+  }
 }
 
 }  // namespace tessel

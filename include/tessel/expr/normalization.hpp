@@ -15,7 +15,7 @@ std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape)
 }  // namespace detail
 
 // jnp.var(x, axis, keepdims, ddof): two passes, as jax/_src/numpy/reductions.py::_var:
-// centered = x - mean(x, keepdims); sum(square(centered)) / (n - ddof), NaN when n - ddof <= 0.
+// centered = x - mean(x, keepdims); sum(square(centered)) * (1 / (n - ddof)), NaN when n - ddof <= 0.
 // Integer and 16-bit float inputs are converted to float32 first (the latter rounded back).
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
@@ -27,8 +27,10 @@ constexpr auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int
     return astype<V>(var(astype<float>(x), axes, keepdims, ddof));
   } else {
     auto n = detail::reduced_count("var", axes, as_node(x).shape());
-    double divisor = n - ddof > 0 ? static_cast<double>(n - ddof) : std::numeric_limits<double>::quiet_NaN();
-    return sum(square(x - mean(x, axes, true)), axes, keepdims) / divisor;
+    double const divisor = n - ddof > 0 ? static_cast<double>(n - ddof) : std::numeric_limits<double>::quiet_NaN();
+    // XLA multiplies by the constant divisor's reciprocal, computed in V.
+    double const scale = static_cast<double>(V(1) / static_cast<V>(divisor));
+    return sum(square(x - mean(x, axes, true)), axes, keepdims) * scale;
   }
 }
 

@@ -77,30 +77,42 @@ constexpr Shape reduced_shape(Shape const& shape, FixedVector<std::uint8_t, max_
 template <class Op, class X>
 constexpr auto make_reduce(X const& x, Axes const& axes, bool keepdims) {
   auto n = as_node(x);
-  static_assert(!std::same_as<expr_value_t<decltype(n)>, bool>, "tessel: reduce a comparison after astype<int32_t>()");
   auto normalized = normalize_axes(Op::name, axes, n.shape(), errors_of(n));
   return ReduceNode<Op, decltype(n)>{{n}, {normalized, keepdims, reduced_shape(n.shape(), normalized, keepdims)}};
 }
+
+// Integers narrower than int32, and bool, sum and multiply in int32 (JAX's default integer:
+// jnp.sum of a mask counts it; JAX gives uint32 for uint8, which tessel does not store). max and
+// min keep the dtype (on bool: any and all).
+template <class V>
+inline constexpr bool widened_by_sum = std::same_as<V, bool> || std::same_as<V, std::int8_t> || std::same_as<V, std::uint8_t>;
+
+template <class Op, class X>
+constexpr auto make_accumulating_reduce(X const& x, Axes const& axes, bool keepdims) {
+  if constexpr (widened_by_sum<expr_value_t<node_t<X>>>) return make_reduce<Op>(astype<std::int32_t>(x), axes, keepdims);
+  else return make_reduce<Op>(x, axes, keepdims);
+}
 }  // namespace detail
 
-#define TESSEL_REDUCTION(fn, Op)                                                    \
+#define TESSEL_REDUCTION(fn, make, Op)                                              \
   template <class X>                                                                \
     requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)          \
   constexpr auto fn(X const& x, Axes const& axes = {}, bool keepdims = false) {               \
-    return detail::make_reduce<ops::Op>(x, axes, keepdims);                         \
+    return detail::make<ops::Op>(x, axes, keepdims);                                \
   }
 
-TESSEL_REDUCTION(sum, sum_reduce)
-// jnp.mean of integers sums and divides in float32.
+TESSEL_REDUCTION(sum, make_accumulating_reduce, sum_reduce)
+// jnp.mean of integers and bool sums and divides in float32 (int64: float64).
 template <class X>
   requires(Operand<X> && !std::is_arithmetic_v<std::remove_cvref_t<X>>)
 constexpr auto mean(X const& x, Axes const& axes = {}, bool keepdims = false) {
-  if constexpr (std::integral<expr_value_t<node_t<X>>>) return detail::make_reduce<ops::mean_reduce>(astype<float>(x), axes, keepdims);
+  using V = expr_value_t<node_t<X>>;
+  if constexpr (std::integral<V>) return detail::make_reduce<ops::mean_reduce>(astype<float_of_t<V>>(x), axes, keepdims);
   else return detail::make_reduce<ops::mean_reduce>(x, axes, keepdims);
 }
-TESSEL_REDUCTION(max, max_reduce)
-TESSEL_REDUCTION(min, min_reduce)
-TESSEL_REDUCTION(prod, prod_reduce)
+TESSEL_REDUCTION(max, make_reduce, max_reduce)
+TESSEL_REDUCTION(min, make_reduce, min_reduce)
+TESSEL_REDUCTION(prod, make_accumulating_reduce, prod_reduce)
 #undef TESSEL_REDUCTION
 
 // jax.nn.softmax(x, axis): exp(x - max) / sum(exp(x - max)). The exp appears twice, as in JAX, and the

@@ -15,8 +15,10 @@
 
 namespace tessel::xla {
 
+// (bool stays bool: its add is XLA's or and its multiply XLA's and.)
 template <class T>
-using unsigned_of_t = std::make_unsigned_t<T>;
+using unsigned_of_t =
+    typename std::conditional_t<std::same_as<T, bool>, std::type_identity<bool>, std::make_unsigned<T>>::type;
 
 // Two's-complement wrap-around, as XLA's integer add/sub/mul/neg/abs (C++20 defines the
 // unsigned-to-signed conversion as modular).
@@ -85,7 +87,9 @@ KOKKOS_FORCEINLINE_FUNCTION T sign(T x) {
 // follow CPython's float_divmod, which jnp copies.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T floor_divide(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_unsigned_v<T>) {
+    return div(a, b);  // (no sign to round toward; x // 0 is all ones, as lax.div)
+  } else if constexpr (std::is_integral_v<T>) {
     const T q = div(a, b);
     return sign(a) != sign(b) && rem(a, b) != T(0) ? sub(q, T(1)) : q;
   } else {
@@ -182,13 +186,19 @@ KOKKOS_FORCEINLINE_FUNCTION T int_pow(T x, T y) {
 }
 
 // astype: float to integer conversions saturate and send NaN to 0 (XLA's fptosi.sat); the cast
-// itself only ever sees in-range values, so no lane does undefined behaviour.
+// itself only ever sees in-range values, so no lane does undefined behaviour. Integers narrow by
+// wrapping (two's complement, as XLA); anything converts to bool as x != 0.
 template <class To, class From>
 KOKKOS_FORCEINLINE_FUNCTION To convert(From x) {
-  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    // -2^31 and 2^31 are exact in every floating type.
+  if constexpr (std::same_as<To, bool>) {
+    // NaN is true; XLA:CPU takes a subnormal float for 0 (its denormals-are-zero mode).
+    if constexpr (std::is_floating_point_v<From>) return !(Kokkos::abs(x) < std::numeric_limits<From>::min());
+    else return x != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // The range [lo, hi) of x that converts: its bounds are 0 or powers of two, exact in every
+    // floating type (hi is max + 1: 2^31, 256, ...).
     constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());
-    constexpr From hi = -lo;
+    constexpr From hi = static_cast<From>(std::numeric_limits<To>::max() / 2 + 1) * From(2);
     const From in_range = (x >= lo && x < hi) ? x : From(0);
     const To t = static_cast<To>(in_range);
     return x != x ? To(0) : (x >= hi ? std::numeric_limits<To>::max() : (x < lo ? std::numeric_limits<To>::min() : t));

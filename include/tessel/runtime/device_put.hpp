@@ -2,7 +2,9 @@
 // Placing data on devices (jax.device_put) and building tensors shard by shard
 // (jax.make_array_from_callback).
 #include <concepts>
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,10 +21,16 @@ class HostData {
   template <Element U>
   HostData(std::span<U> s) : bytes_{s.data(), s.size(), dtype_of<U>} {}  // NOLINT
   template <Element U>
-  HostData(std::vector<U> const& v) : bytes_{v.data(), v.size(), dtype_of<U>} {}  // NOLINT
+  HostData(std::vector<U> const& v) : HostData(std::span<U const>(v)) {}  // NOLINT
+  // std::vector<bool> packs bits: its values are copied into bytes, which this holds.
+  HostData(std::vector<bool> const& v)  // NOLINT
+      : owned_(std::make_shared<bool[]>(v.size())), bytes_{owned_.get(), v.size(), DType::bool_} {
+    std::copy(v.begin(), v.end(), owned_.get());
+  }
   [[nodiscard]] detail::HostBytes bytes() const { return bytes_; }
 
  private:
+  std::shared_ptr<bool[]> owned_;
   detail::HostBytes bytes_;
 };
 
@@ -77,7 +85,8 @@ Tensor<T> make_array_from_process_local_data(NamedSharding const& sharding, std:
 template <Element T>
 Tensor<T> make_array_from_process_local_data(NamedSharding const& sharding, std::vector<T> const& local,
                                              Shape const& global_shape) {
-  return make_array_from_process_local_data(sharding, std::span<T const>(local), global_shape);
+  HostData data(local);
+  return Tensor<T>(detail::place_process_local(data.bytes(), global_shape, dtype_of<T>, sharding));
 }
 
 }  // namespace tessel

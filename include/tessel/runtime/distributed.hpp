@@ -10,6 +10,7 @@
 // Under mpirun or srun (Open MPI's or PMIx's environment variables), the first ScopeGuard calls
 // initialize() itself; a build without MPI (or a run outside a launcher) is one process.
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "tessel/runtime/tensor.hpp"
@@ -44,8 +45,15 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count);
 // what to_host gives for a tensor that is not fully addressable. Every process must call it.
 template <Element T>
 std::vector<T> process_allgather(Tensor<T> const& t) {
-  std::vector<T> out(static_cast<std::size_t>(t.size()));
-  detail::process_allgather(t.impl(), out.data(), out.size());
-  return out;
+  auto const n = static_cast<std::size_t>(t.size());
+  if constexpr (std::same_as<T, bool>) {  // std::vector<bool> packs bits: gathered as bytes first
+    auto bytes = std::make_unique<bool[]>(n);
+    detail::process_allgather(t.impl(), bytes.get(), n);
+    return std::vector<bool>(bytes.get(), bytes.get() + n);
+  } else {
+    std::vector<T> out(n);
+    detail::process_allgather(t.impl(), out.data(), n);
+    return out;
+  }
 }
 }  // namespace tessel

@@ -432,7 +432,7 @@ struct ReduceEval {
   LeafEval<T> leaf;
   Child child;
   std::int64_t length = 0;  // row length
-  C divisor = C(1);         // mean: the row length (jnp.mean divides the sum by the count)
+  C scale = C(1);           // mean: 1 / the row length (XLA multiplies a sum by its count's reciprocal)
   bool unit_rows = false;   // the child's leaves walk the row contiguously
   bool child_fused = false; // every reduction inside the child is row-fused too
   std::int8_t memo_write = -1, memo_read = -1;  // row_memo slots (row-fused only), or -1
@@ -451,10 +451,10 @@ struct ReduceEval {
 #endif
     child.begin_row(idx, outer);
     C id = Op::template identity<C>();
-    if (unit_rows && child_fused) value = reduce_row<Op, C, true, true>(child, length, id) / divisor;
-    else if (unit_rows) value = reduce_row<Op, C, true, false>(child, length, id) / divisor;
-    else if (child_fused) value = reduce_row<Op, C, false, true>(child, length, id) / divisor;
-    else value = reduce_row<Op, C, false, false>(child, length, id) / divisor;
+    if (unit_rows && child_fused) value = reduce_row<Op, C, true, true>(child, length, id) * scale;
+    else if (unit_rows) value = reduce_row<Op, C, true, false>(child, length, id) * scale;
+    else if (child_fused) value = reduce_row<Op, C, false, true>(child, length, id) * scale;
+    else value = reduce_row<Op, C, false, false>(child, length, id) * scale;
     if constexpr (HalfFloat<T>) value = C(T(value));
 #ifdef TESSEL_ROW_MEMO
     if (memo_write >= 0) row_memo<C>[memo_write] = value;

@@ -144,7 +144,7 @@ struct Binder {
   }
 
   // What every row-fused reduction evaluator (ReduceEval, CachingReduceEval) needs: its input
-  // bound, the row length, whether the input walks rows contiguously, and mean's divisor.
+  // bound, the row length, whether the input walks rows contiguously, and mean's scale.
   template <class E, class Eval>
   void bind_row_reduction(Eval& r, int base, int pos, Shape const& region, Space const& space) const {
     using V = expr_value_t<E>;
@@ -153,7 +153,7 @@ struct Binder {
     std::vector<std::int64_t*> strides;
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
-    if constexpr (E::tag::op::divides) r.divisor = static_cast<compute_t<V>>(r.length);
+    if constexpr (E::tag::op::divides) r.scale = compute_t<V>(1) / static_cast<compute_t<V>>(r.length);
   }
 
   // The row-fused reductions of E's region in begin_row order.
@@ -362,8 +362,8 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
     if (partial->shard_shape(pos).num_elements() == 0) continue;
     Space space = make_space(in_local, &n.axes);
     auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
-    // A mean whose partial sums meet in a collective divides after it, as jnp.mean divides the
-    // whole sum (dividing each partial would round differently and could miss an overflow).
+    // A mean whose partial sums meet in a collective is scaled after it, as jnp.mean scales the
+    // whole sum (scaling each partial would round differently and could miss an overflow).
     launch_reduce<typename E::tag::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
                                      reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
                                      static_cast<int>(n.axes.empty() ? 1 : n.axes.size()),

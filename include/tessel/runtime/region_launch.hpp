@@ -124,7 +124,8 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
 inline constexpr std::int64_t reduce_runs = 256;
 
 // Reduces the last `nreduced` space dimensions; one output per combination of the others. A
-// mean divides by `global_count` (1 when its partial sums still meet in a collective).
+// mean multiplies by 1 / `global_count` as XLA does (1 when its partial sums still meet in a
+// collective).
 template <class Op, class V, class Ev>
 void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, int nreduced,
                    std::int64_t global_count) {
@@ -135,7 +136,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
   for (int d = kept; d < outer; ++d) per_output *= space.extent[d];
   std::int64_t length = space.extent[outer];
   using C = compute_t<V>;  // 16-bit floats accumulate in float; each output rounds once
-  C divisor = Op::divides ? static_cast<C>(global_count) : C(1);
+  C scale = Op::divides ? C(1) / static_cast<C>(global_count) : C(1);
   Space s = space;
   auto row_sum = KOKKOS_LAMBDA(std::int64_t o, std::int64_t r, C acc)->C {
     std::int64_t idx[max_rank];
@@ -156,7 +157,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
         exec, label, outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
           C acc = Op::template identity<C>();
           for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
-          out[o] = V(acc / divisor);
+          out[o] = V(acc * scale);
         });
   } else {
     // Few outputs: each output's rows are cut into runs that the shape alone fixes, reduced in
@@ -176,7 +177,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
         exec, label, outputs, outputs * runs, KOKKOS_LAMBDA(std::int64_t o) {
           C acc = p[o * runs];
           for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
-          out[o] = V(acc / divisor);
+          out[o] = V(acc * scale);
         });
     exec.fence();  // before `partial` goes back to the pool
   }

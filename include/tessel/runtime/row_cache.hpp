@@ -73,7 +73,7 @@ struct CachingReduceEval {
   Child child;
   LeafEval<T> out;  // the kernel's output, row-major over the space
   std::int64_t length = 0;
-  T divisor = T(1);  // mean: the row length
+  T scale = T(1);  // mean: 1 / the row length
   bool unit_rows = false;
   T value{};
 
@@ -83,8 +83,8 @@ struct CachingReduceEval {
     T* row = const_cast<T*>(out.data) + out.base;
     T id = Op::template identity<T>();
     value = (unit_rows ? reduce_row_storing<Op, T, true>(child, length, id, row)
-                       : reduce_row_storing<Op, T, false>(child, length, id, row)) /
-            divisor;
+                       : reduce_row_storing<Op, T, false>(child, length, id, row)) *
+            scale;
   }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t) const {

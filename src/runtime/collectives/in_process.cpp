@@ -197,6 +197,7 @@ class CopyBatch {
     if (tasks_.empty()) return;
     if (element_size == 8) launch_words<std::uint64_t>(exec);
     else if (element_size == 2) launch_words<std::uint16_t>(exec);
+    else if (element_size == 1) launch_words<std::uint8_t>(exec);
     else launch_words<std::uint32_t>(exec);
     tasks_.clear();
     dsts_.clear();

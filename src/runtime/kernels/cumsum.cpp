@@ -113,7 +113,10 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             // The link crosses processes: the block before sends its last slice (outer x inner),
             // once carried itself; every process walks the links in the same order, so the
             // earliest unfinished link always has both its processes waiting on it.
-            std::vector<T> last(static_cast<std::size_t>(l.outer * l.inner));
+            // (std::vector<bool> packs bits; a bool scan never runs, expressions count bools in
+            // int32, but its instantiation must compile.)
+            using Word = std::conditional_t<std::same_as<T, bool>, std::uint8_t, T>;
+            std::vector<Word> last(static_cast<std::size_t>(l.outer * l.inner));
             distributed::Exchange exchange;
             if (prev.addressable) {
               T const* before = reinterpret_cast<T const*>(prev.bytes.data());
@@ -125,7 +128,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             } else {
               exchange.receive(distributed::process_of(prev.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
-              T const* carried = last.data();
+              auto const* carried = reinterpret_cast<T const*>(last.data());
               T* block = reinterpret_cast<T*>(cur.bytes.data());
               for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
                 std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
