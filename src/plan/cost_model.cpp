@@ -77,6 +77,12 @@ std::string& model_source() {
   return source;
 }
 
+// The model as loaded (the defaults or the file's), to tell whether code has changed it since.
+CostModel& loaded_model() {
+  static CostModel model;
+  return model;
+}
+
 void load_locked() {
   model_loaded = true;  // a malformed file is reported once; the defaults stay in force after
   auto path = cost_model_path();
@@ -87,6 +93,7 @@ void load_locked() {
     source = "calibrated, from " + *path;
   }
   model_storage() = fresh;
+  loaded_model() = fresh;
   model_source() = source;
 }
 
@@ -128,6 +135,7 @@ CostModel CostModel::over(Mesh const& mesh, ShardLayout::AxisList const& axes) c
 std::string cost_model_source() {
   std::lock_guard lock(model_mutex);
   if (!model_loaded) load_locked();
+  if (!(model_storage() == loaded_model())) return "set in code (over " + model_source() + ")";
   return model_source();
 }
 

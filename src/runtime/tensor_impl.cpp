@@ -51,6 +51,15 @@ void check_host_data(char const* what, HostBytes const& host, Shape const& shape
 }  // namespace
 
 void throw_null_tensor() { throw Error("tessel::Tensor: built from a null TensorImpl"); }
+void block_until_ready(TensorImpl const& t) {
+  for (auto const& s : t.shards)
+    if (s.addressable) device(s.device).exec.fence();
+}
+
+void throw_unset_tensor(DType dtype) {
+  throw Error(std::format("tessel::Tensor<{}>: used before a value was assigned (it was default-constructed)",
+                          name(dtype)));
+}
 
 bool TensorImpl::fully_addressable() const {
   return std::all_of(shards.begin(), shards.end(), [](ShardBuffer const& s) { return s.addressable; });

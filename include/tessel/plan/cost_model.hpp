@@ -124,7 +124,8 @@ constexpr double CostModel::reshard_us(ReshardStep const& s) const {
 // The model in force. On first use it reads the file at cost_model_path() when there is one (a
 // malformed file throws tessel::Error naming the file, line and field, and the defaults stay).
 CostModel& cost_model();
-// Which model cost_model() is: "defaults", or "calibrated, from PATH" (what explain prints).
+// Which model cost_model() is: "defaults", or "calibrated, from PATH", or "set in code (over
+// ...)" once a program has changed the model cost_model() returns (what explain prints).
 std::string cost_model_source();
 // Reads the file again (after tessel_calibrate wrote it, or the path changed); defaults when there
 // is no file. Throws as cost_model() does, leaving the model in force unchanged.

@@ -16,6 +16,8 @@ namespace tessel {
 
 namespace detail {
 [[noreturn]] void throw_null_tensor();
+[[noreturn]] void throw_unset_tensor(DType dtype);
+void block_until_ready(TensorImpl const& t);
 }
 
 // One device's piece of a tensor (jax.Shard): which device, which global index range, and the
@@ -41,8 +43,11 @@ class Tensor {
   explicit Tensor(std::shared_ptr<detail::TensorImpl const> impl) : impl_(std::move(impl)) {
     if (!impl_) detail::throw_null_tensor();
   }
+  // A tensor to assign later (a member of a struct of weights, say): it holds no value, and any
+  // use before an assignment is an Error saying so (torch::Tensor's undefined tensor).
+  Tensor() = default;
   // A move copies the handle (one atomic increment), so a moved-from tensor is still the same
-  // valid tensor: tensors are immutable shared values, and no use of one can find it empty.
+  // valid tensor: tensors are immutable shared values, and only a default-constructed one is empty.
   Tensor(Tensor const&) = default;
   Tensor(Tensor&& other) noexcept : impl_(other.impl_) {}
   Tensor& operator=(Tensor const&) = default;
@@ -56,16 +61,16 @@ class Tensor {
     requires std::same_as<expr_value_t<E>, T>
   Tensor(E const& e);  // NOLINT: implicit by design
 
-  [[nodiscard]] Shape const& shape() const { return impl_->shape; }
-  [[nodiscard]] int rank() const { return impl_->shape.rank(); }
-  [[nodiscard]] std::int64_t size() const { return impl_->shape.num_elements(); }
+  [[nodiscard]] Shape const& shape() const { return ref().shape; }
+  [[nodiscard]] int rank() const { return ref().shape.rank(); }
+  [[nodiscard]] std::int64_t size() const { return ref().shape.num_elements(); }
   [[nodiscard]] static constexpr DType dtype() { return dtype_of<T>; }
-  [[nodiscard]] NamedSharding const& sharding() const { return impl_->sharding; }
+  [[nodiscard]] NamedSharding const& sharding() const { return ref().sharding; }
 
   // This process's shards, in mesh order (replicated shards appear once per device holding them).
   [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
     std::vector<Shard<T>> out;
-    for (auto const& s : impl_->shards) {
+    for (auto const& s : ref().shards) {
       if (!s.addressable) continue;
       Shape local = s.index.extent();  // a short or empty shard past an uneven dimension's end
       // Shards are stored untyped; the typed view is unmanaged, so the Shard holds the tensor.
@@ -77,17 +82,23 @@ class Tensor {
   }
 
   // Whether this process holds every shard (jax.Array.is_fully_addressable; always, in one process).
-  [[nodiscard]] bool is_fully_addressable() const { return impl_->fully_addressable(); }
+  [[nodiscard]] bool is_fully_addressable() const { return ref().fully_addressable(); }
 
   // Gathers the whole tensor to the host, row-major; fails when the tensor is not fully addressable
   // (see process_allgather, runtime/distributed.hpp).
   [[nodiscard]] std::vector<T> to_host() const {
-    std::vector<T> out(static_cast<std::size_t>(size()));
-    copy_to_host(out);
-    return out;
+    if constexpr (std::same_as<T, bool>) {  // std::vector<bool> packs bits: gathered as bytes first
+      auto bytes = std::make_unique<bool[]>(static_cast<std::size_t>(size()));
+      copy_to_host(std::span<bool>(bytes.get(), static_cast<std::size_t>(size())));
+      return std::vector<bool>(bytes.get(), bytes.get() + size());
+    } else {
+      std::vector<T> out(static_cast<std::size_t>(size()));
+      copy_to_host(out);
+      return out;
+    }
   }
   // Gathers into caller-provided memory of exactly size() elements.
-  void copy_to_host(std::span<T> out) const { detail::gather(*impl_, out.data(), out.size(), dtype()); }
+  void copy_to_host(std::span<T> out) const { detail::gather(ref(), out.data(), out.size(), dtype()); }
 
   // self @ b, lazily (jnp.matmul, expr/dot.hpp).
   template <class B>
@@ -95,10 +106,25 @@ class Tensor {
     return tessel::matmul(*this, b);
   }
 
-  [[nodiscard]] detail::TensorImpl const& impl() const { return *impl_; }
-  [[nodiscard]] std::shared_ptr<detail::TensorImpl const> const& impl_ptr() const { return impl_; }
+  [[nodiscard]] detail::TensorImpl const& impl() const { return ref(); }
+  [[nodiscard]] std::shared_ptr<detail::TensorImpl const> const& impl_ptr() const {
+    (void)ref();
+    return impl_;
+  }
+
+  // Waits until the tensor's value is computed on every device holding it
+  // (jax.Array.block_until_ready): before stopping a timer, or handing its memory to other code.
+  Tensor const& block_until_ready() const {
+    detail::block_until_ready(ref());
+    return *this;
+  }
 
  private:
+  [[nodiscard]] detail::TensorImpl const& ref() const {
+    if (!impl_) [[unlikely]]
+      detail::throw_unset_tensor(dtype_of<T>);
+    return *impl_;
+  }
   std::shared_ptr<detail::TensorImpl const> impl_;
 };
 

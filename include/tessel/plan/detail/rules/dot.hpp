@@ -115,6 +115,16 @@ constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedShard
                 sharding_from_axes(mesh, odims), k_axes, 0};
     c.cost = p.reshard_cost(n.children[0], c.lhs) + p.reshard_cost(n.children[1], c.rhs);
     double out_bytes = static_cast<double>(c.partial.block_shape(n.shape).num_elements() * n.dtype_bytes);
+    // What each device computes: its GEMM by the kernel roofline. Priced by communication alone,
+    // a candidate that gathers both operands and multiplies them whole on every device would beat
+    // one that splits the multiply and all-reduces (Megatron's attention output projection).
+    Shape const lb = c.lhs.block_shape(L.shape), rb = c.rhs.block_shape(R.shape);
+    double n_block = 1;
+    for (auto d : rfree) n_block *= static_cast<double>(rb[d]);
+    double const flops = 2.0 * static_cast<double>(lb.num_elements()) * n_block;
+    double const bytes = static_cast<double>(lb.num_elements() * L.dtype_bytes + rb.num_elements() * R.dtype_bytes) +
+                         out_bytes;
+    c.cost += p.model.kernel_us(flops, bytes);
     int group = group_size(mesh.axes(), k_axes);
     if (!k_axes.empty() && req && Planner::scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
       c.cost += p.model.reduce_scatter_us(out_bytes, group);
