@@ -30,7 +30,8 @@ constexpr auto var(X const& x, Axes const& axes = {}, bool keepdims = false, int
     double const divisor = n - ddof > 0 ? static_cast<double>(n - ddof) : std::numeric_limits<double>::quiet_NaN();
     // XLA multiplies by the constant divisor's reciprocal, computed in V.
     double const scale = static_cast<double>(V(1) / static_cast<V>(divisor));
-    return sum(square(x - mean(x, axes, true)), axes, keepdims) * scale;
+    return detail::make_node<ops::mul_apart, detail::Typing::arithmetic>(
+        as_node(sum(square(x - mean(x, axes, true)), axes, keepdims)), as_node(scale));
   }
 }
 

@@ -3,6 +3,7 @@
 // function gets operands already converted to the node's compute type.
 #include <Kokkos_Core.hpp>
 
+#include "tessel/core/no_contract.hpp"
 #include "tessel/core/reduce_op.hpp"
 #include "tessel/expr/math.hpp"
 #include "tessel/expr/xla_scalar.hpp"
@@ -109,6 +110,17 @@ TESSEL_BINARY_OP(ne, a != b)
 
 #undef TESSEL_UNARY_OP
 #undef TESSEL_BINARY_OP
+
+// a * b with the product kept apart from a following add (never an FMA): var's scaling by the
+// reciprocal of its count, which a fused kernel (the value kept per row) and a kernel of its own
+// (the value read back) must round alike.
+struct mul_apart {
+  static constexpr char const* name = "mul";
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(T a, T b) {
+    return no_contract_mul(a, b);
+  }
+};
 
 // where(cond, a, b)
 struct select {

@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/dtype.hpp"
+#include "tessel/core/no_contract.hpp"
 #include "tessel/core/reduce_op.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/ops.hpp"
@@ -419,6 +420,15 @@ template <class T>
 inline thread_local T row_memo[row_memo_slots];
 #endif
 
+// A mean's sum times the reciprocal of its count, as XLA computes it, the product kept apart from
+// its consumers' adds (no FMA), so that a fused kernel and a kernel of its own round it alike;
+// other reductions' values as they are.
+template <class Op, class C>
+KOKKOS_FORCEINLINE_FUNCTION C scaled(C value, C scale) {
+  if constexpr (Op::divides) return no_contract_mul(value, scale);
+  else return value;
+}
+
 // A reduction inside a consumer's kernel. Row-fused: begin_row reduces the child over the whole
 // row (the row is then in cache for the consumer's own pass) and at() broadcasts the result.
 // Otherwise the reduction was computed before the kernel and is read like a tensor.
@@ -451,10 +461,10 @@ struct ReduceEval {
 #endif
     child.begin_row(idx, outer);
     C id = Op::template identity<C>();
-    if (unit_rows && child_fused) value = reduce_row<Op, C, true, true>(child, length, id) * scale;
-    else if (unit_rows) value = reduce_row<Op, C, true, false>(child, length, id) * scale;
-    else if (child_fused) value = reduce_row<Op, C, false, true>(child, length, id) * scale;
-    else value = reduce_row<Op, C, false, false>(child, length, id) * scale;
+    if (unit_rows && child_fused) value = scaled<Op>(reduce_row<Op, C, true, true>(child, length, id), scale);
+    else if (unit_rows) value = scaled<Op>(reduce_row<Op, C, true, false>(child, length, id), scale);
+    else if (child_fused) value = scaled<Op>(reduce_row<Op, C, false, true>(child, length, id), scale);
+    else value = scaled<Op>(reduce_row<Op, C, false, false>(child, length, id), scale);
     if constexpr (HalfFloat<T>) value = C(T(value));
 #ifdef TESSEL_ROW_MEMO
     if (memo_write >= 0) row_memo<C>[memo_write] = value;

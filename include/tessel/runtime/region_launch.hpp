@@ -157,7 +157,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
         exec, label, outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
           C acc = Op::template identity<C>();
           for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
-          out[o] = V(acc * scale);
+          out[o] = V(scaled<Op>(acc, scale));
         });
   } else {
     // Few outputs: each output's rows are cut into runs that the shape alone fixes, reduced in
@@ -177,7 +177,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
         exec, label, outputs, outputs * runs, KOKKOS_LAMBDA(std::int64_t o) {
           C acc = p[o * runs];
           for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
-          out[o] = V(acc * scale);
+          out[o] = V(scaled<Op>(acc, scale));
         });
     exec.fence();  // before `partial` goes back to the pool
   }

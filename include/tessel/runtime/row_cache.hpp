@@ -82,9 +82,9 @@ struct CachingReduceEval {
     out.begin_row(idx, outer);
     T* row = const_cast<T*>(out.data) + out.base;
     T id = Op::template identity<T>();
-    value = (unit_rows ? reduce_row_storing<Op, T, true>(child, length, id, row)
-                       : reduce_row_storing<Op, T, false>(child, length, id, row)) *
-            scale;
+    value = scaled<Op>(unit_rows ? reduce_row_storing<Op, T, true>(child, length, id, row)
+                                 : reduce_row_storing<Op, T, false>(child, length, id, row),
+                       scale);
   }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t) const {

@@ -49,6 +49,7 @@
 #include <Kokkos_Macros.hpp>
 
 #include "tessel/core/half.hpp"
+#include "tessel/core/no_contract.hpp"
 #include "tessel/expr/math.hpp"
 #include <Kokkos_MathematicalFunctions.hpp>
 #include <Kokkos_NumericTraits.hpp>
@@ -100,50 +101,6 @@ KOKKOS_INLINE_FUNCTION constexpr float inf_f32() noexcept {
 }
 KOKKOS_INLINE_FUNCTION constexpr double inf_f64() noexcept {
   return Kokkos::Experimental::infinity_v<double>;
-}
-
-// Returns a * b rounded to the type, in a way the compiler cannot contract with a following add
-// into an FMA (XLA keeps this product separate because it has several uses).  g++ on x86 does not
-// fuse a multi-use product even with -ffp-contract=fast, but LLVM's GPU targets (aggressive FMA
-// fusion) and other compilers may, so the barrier is kept everywhere.
-KOKKOS_INLINE_FUNCTION float no_contract_mul(float a, float b) noexcept {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __fmul_rn(a, b);
-#elif defined(__SYCL_DEVICE_ONLY__)
-  volatile float p = a * b;
-  return p;
-#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
-  float p = a * b;
-  __asm__("" : "+x"(p));
-  return p;
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
-  float p = a * b;
-  __asm__("" : "+w"(p));
-  return p;
-#else
-  volatile float p = a * b;
-  return p;
-#endif
-}
-
-KOKKOS_INLINE_FUNCTION double no_contract_mul(double a, double b) noexcept {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __dmul_rn(a, b);
-#elif defined(__SYCL_DEVICE_ONLY__)
-  volatile double p = a * b;
-  return p;
-#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
-  double p = a * b;
-  __asm__("" : "+x"(p));
-  return p;
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
-  double p = a * b;
-  __asm__("" : "+w"(p));
-  return p;
-#else
-  volatile double p = a * b;
-  return p;
-#endif
 }
 
 KOKKOS_INLINE_FUNCTION float fma(float a, float b, float c) noexcept { return Kokkos::fma(a, b, c); }
