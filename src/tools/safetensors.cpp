@@ -110,6 +110,8 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, std::uint64_t 
     root = json::parse(text.begin(), text.end());
   } catch (json::parse_error const& e) {
     fail(label, std::format("the header is not JSON (byte {} of {}): {}", e.byte, text.size(), e.what()));
+  } catch (json::exception const& e) {  // a number out of range, say (found by fuzz_safetensors)
+    fail(label, std::format("the header is not JSON: {}", e.what()));
   }
   if (!root.is_object()) fail(label, std::format("the header is {}, not a JSON object", root.type_name()));
   SafetensorsHeader h;
