@@ -21,6 +21,10 @@ struct Weak {
 };
 
 namespace detail {
+// The promotion of int8 with uint8 (int16): above every dtype on the lattice, so that it stays the
+// result of a longer promotion, and make_node refuses it with a message.
+struct NeedsInt16 {};
+
 template <class T>
 struct strength {
   static constexpr int rank = std::same_as<T, bool>                                          ? 0
@@ -29,11 +33,9 @@ struct strength {
                               : std::same_as<T, std::int64_t>                                 ? 3
                               : HalfFloat<T>                                                  ? 4
                               : std::same_as<T, float>                                        ? 5
-                                                                                              : 6;
+                              : std::same_as<T, double>                                       ? 6
+                                                                                              : 7;
 };
-
-// The promotion of int8 with uint8 (int16): make_node refuses it with a message.
-struct NeedsInt16 {};
 
 template <class A, class B>
 struct promote2 {  // both strong: the larger on the lattice, except where two of a rank meet above it
@@ -48,31 +50,15 @@ struct promote2<A, Weak<W>> {  // a weak float lifts integers and bool to float3
   using type = std::conditional_t<std::floating_point<W> && !FloatingElement<A>, float,
                                   std::conditional_t<std::same_as<A, bool>, std::int32_t, A>>;
 };
+template <class W>
+struct promote2<NeedsInt16, Weak<W>> {
+  using type = NeedsInt16;
+};
 template <class W, class B>
 struct promote2<Weak<W>, B> : promote2<B, Weak<W>> {};
 template <class V, class W>
 struct promote2<Weak<V>, Weak<W>> {
   using type = Weak<std::conditional_t<std::floating_point<V> || std::floating_point<W>, double, int>>;
-};
-template <class B>
-struct promote2<NeedsInt16, B> {
-  using type = NeedsInt16;
-};
-template <class A>
-struct promote2<A, NeedsInt16> {
-  using type = NeedsInt16;
-};
-template <>
-struct promote2<NeedsInt16, NeedsInt16> {
-  using type = NeedsInt16;
-};
-template <class W>
-struct promote2<NeedsInt16, Weak<W>> {
-  using type = NeedsInt16;
-};
-template <class W>
-struct promote2<Weak<W>, NeedsInt16> {
-  using type = NeedsInt16;
 };
 }  // namespace detail
 
