@@ -281,6 +281,19 @@ Outcome run_case(Case const& k) {
     return run(k, mesh, [=](auto const& x0, auto const& x1) { return sum(with_sharding_constraint(matmul(x0, x1), cs), 0); },
                x[0], x[1]);
   }
+  if (prog == "gpt2_attn")  // models/gpt2.hpp's gpt2::attention_block without layer norm, biases or mask
+    return run(
+        k, mesh,
+        [=](auto const& x0, auto const& x1, auto const& x2, auto const& x3, auto const& x4) {
+          DotDims const project{{2}, {0}, {}, {}};     // (b, s, e) . (e, h, d) -> (b, s, h, d)
+          DotDims const qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
+          DotDims const pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
+          DotDims const back{{1, 3}, {0, 1}, {}, {}};  // (b, h, s, d) . (h, d, e) -> (b, s, e)
+          auto q = dot_general(x0, x1, project), kk = dot_general(x0, x2, project), v = dot_general(x0, x3, project);
+          auto p = softmax(dot_general(q, kk, qk) * c, -1);
+          return x0 + dot_general(dot_general(p, v, pv), x4, back);
+        },
+        x[0], x[1], x[2], x[3], x[4]);
   FAIL("unknown program " << prog);
   return {};
 }

@@ -6,7 +6,7 @@ Run with a CPU jax (no GPU plugin), from anywhere:
 
     python3 -m venv /tmp/jaxenv && /tmp/jaxenv/bin/pip install jax
     XLA_FLAGS=--xla_force_host_platform_device_count=8 /tmp/jaxenv/bin/python \
-        tests/data/xla_collectives/make_reference.py [--seed 11] [--cases 360]
+        tests/data/xla_collectives/make_reference.py [--seed 11] [--cases 360] [--uneven 60] [--gpt2-attn 30]
 
 It writes cases.txt next to itself: '#' header lines, then one line per program,
 
@@ -43,6 +43,16 @@ The programs (the C++ test builds the same ones, by name; keep the two in step):
   reshape     sum(reshape(x0, r ? (A*B, C) : (A, B*C)) * c, axis=-1)   x0[A,B,C]
   constraint  exp(with_sharding_constraint(x0 * c, s))                 x0[A,B,C]
   constraint_mm sum(with_sharding_constraint(x0 @ x1, s), axis=0)      x0[M,K], x1[K,N]
+  gpt2_attn   GPT-2's attention block without layer norm, biases or mask (models/gpt2.hpp):
+              x0 + dot(dot(softmax(dot(q, k) * c), v), x4)   x0[B,S,E], x1, x2, x3 [E,H,D], x4[H,D,E],
+              q, k, v = dot(x0, x1 | x2 | x3) (B,S,H,D); scores (B,H,S,S), batch B, H; context (B,H,S,D)
+
+The cases: `--cases` random programs from the seed (ids from 0), `--uneven` uneven ones (ids from
+1000), then the gpt2_attn cases (ids from 2000, their own generator, random.Random(seed + 2000),
+so the others are the same with or without them): the Megatron layout on every mesh of two or
+more axes (x0 P('a'), the batch over the first axis; x1, x2, x3 P(None, 'b', None), the heads over
+the second; x4 P('b', None, None)), modes 'in' and 'out' (out P('a')), then `--gpt2-attn` with
+random shardings over every mesh.
 """
 
 import argparse
@@ -175,6 +185,49 @@ UNEVEN_SIZES = [5, 6, 7, 9, 12, 13]
 UNEVEN_PROGRAMS = ["constraint", "constraint_mm"]
 
 
+# gpt2_attn: small sizes; c scales the scores to a few units (random normal inputs make them
+# about E * sqrt(D)), so the softmax stays smooth enough for the C++ test's value check.
+GPT2_CONSTANTS = [0.015625, 0.03125, 0.0625, -0.03125]
+
+
+def gpt2_attn_shapes(rng, heads_divisor=1):
+    B, S, E, D = rng.choice([8, 16]), rng.choice([8, 16]), rng.choice([16, 32]), rng.choice([8, 16])
+    H = rng.choice([h for h in (2, 4, 8) if h % heads_divisor == 0])
+    return [(B, S, E), (E, H, D), (E, H, D), (E, H, D), (H, D, E)]
+
+
+def generate_gpt2_attn(seed, count, first_id):
+    rng = random.Random(seed + 2000)
+    cases = []
+
+    def add(mesh_shape, mesh_name, shapes, mode, specs, out):
+        case = {"id": first_id + len(cases), "prog": "gpt2_attn", "mesh": mesh_name, "c": rng.choice(GPT2_CONSTANTS),
+                "r": 0, "mode": mode}
+        for i, (shape, spec) in enumerate(zip(shapes, specs)):
+            case[f"x{i}"] = f"{shape_text(shape)}:{spec}"
+        if mode == "out":
+            case["out"] = out
+        case["_mesh_shape"] = mesh_shape
+        case["_shapes"] = shapes
+        cases.append(case)
+
+    # Megatron: the batch over 'a', the heads over 'b'.
+    for mesh_shape, mesh_name in MESHES:
+        if len(mesh_shape) < 2:
+            continue
+        for mode in ("in", "out"):
+            shapes = gpt2_attn_shapes(rng, mesh_shape[1])
+            add(mesh_shape, mesh_name, shapes, mode, ["a", "-,b", "-,b", "-,b", "b"], "a")
+    for k in range(count):
+        mesh_shape, mesh_name = MESHES[k % len(MESHES)]
+        shapes = gpt2_attn_shapes(rng)
+        mode = rng.choice(["jit", "in", "out"])
+        specs = [spec_text(random_spec(rng, mesh_shape, s)) for s in shapes]
+        out = spec_text(random_spec(rng, mesh_shape, shapes[0])) if mode == "out" else None
+        add(mesh_shape, mesh_name, shapes, mode, specs, out)
+    return cases
+
+
 def generate_uneven(seed, count, first_id):
     rng = random.Random(seed)
     cases = []
@@ -253,6 +306,16 @@ def build(case):
     elif prog == "constraint_mm":
         s = sh(case["s"])
         f = lambda x0, x1: jnp.sum(jax.lax.with_sharding_constraint(jnp.matmul(x0, x1), s), axis=0)
+    elif prog == "gpt2_attn":
+        project = (((2,), (0,)), ((), ()))  # (B,S,E) . (E,H,D) -> (B,S,H,D)
+        qk = (((3,), (3,)), ((0, 2), (0, 2)))  # -> (B,H,S,S)
+        pv = (((3,), (1,)), ((0, 1), (0, 2)))  # -> (B,H,S,D)
+        back = (((1, 3), (0, 1)), ((), ()))  # (B,H,S,D) . (H,D,E) -> (B,S,E)
+
+        def f(x0, x1, x2, x3, x4):
+            q, k, v = dot(x0, x1, project), dot(x0, x2, project), dot(x0, x3, project)
+            p = jax.nn.softmax(dot(q, k, qk) * c, axis=-1)
+            return x0 + dot(dot(p, v, pv), x4, back)
     else:
         raise ValueError(prog)
     n = len(case["_shapes"])
@@ -348,6 +411,8 @@ def main():
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--cases", type=int, default=360)
     ap.add_argument("--uneven", type=int, default=60, help="uneven cases appended, ids from 1000")
+    ap.add_argument("--gpt2-attn", type=int, default=30,
+                    help="random-sharding gpt2_attn cases, after the Megatron ones, ids from 2000")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.txt"))
     args = ap.parse_args()
     import jax
@@ -357,9 +422,11 @@ def main():
         sys.exit("needs 8 devices: XLA_FLAGS=--xla_force_host_platform_device_count=8")
     with open(args.out, "w") as fh:
         header(fh, f"random sharded programs and XLA's collectives (seed {args.seed}, {args.cases} cases, "
-               f"{args.uneven} uneven from id 1000)",
+               f"{args.uneven} uneven from id 1000, gpt2_attn from id 2000: Megatron layouts and "
+               f"{args.gpt2_attn} random)",
                "tests/data/xla_collectives/make_reference.py", libc=False)
-        for case in generate(args.seed, args.cases) + generate_uneven(args.seed, args.uneven, 1000):
+        gpt2 = generate_gpt2_attn(args.seed, args.gpt2_attn, 2000)
+        for case in generate(args.seed, args.cases) + generate_uneven(args.seed, args.uneven, 1000) + gpt2:
             jitted, xs = build(case)
             counts, total, link = collectives(jitted.lower(*xs).compile().as_text())
             fields = " ".join(f"{k}={v}" for k, v in case.items() if not k.startswith("_"))

@@ -74,12 +74,22 @@ constexpr void share_common_values(Graph const& g, std::vector<NodePlan>& plans)
       if (!self(self, static_cast<std::size_t>(g[i].children[k]), static_cast<std::size_t>(g[j].children[k]))) return false;
     return true;
   };
+  // Each class's members that make their own value, one per distinct plan: a node shares with the
+  // first earlier one planned as it is. (Not only with the class's first node: x read as is by a
+  // residual and resharded alike by q, k and v is gathered once, not three times.)
+  std::vector<std::vector<std::size_t>> makers(g.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
     GraphNode const& node = g[i];
     bool shareable = node.kind == NodeKind::tensor || node.kind == NodeKind::dot || node.kind == NodeKind::constraint ||
                      node.kind == NodeKind::concatenate || (node.kind == NodeKind::reduce && !plans[i].row_fused);
-    auto j = static_cast<std::size_t>(canon[i]);
-    if (shareable && j != i && plans[i].reuses < 0 && !plans[i].keeps_own && same_plans(same_plans, i, j)) plans[i].same_as = static_cast<int>(j);
+    if (!shareable || plans[i].reuses >= 0 || plans[i].keeps_own) continue;
+    auto& class_makers = makers[static_cast<std::size_t>(canon[i])];
+    for (std::size_t j : class_makers)
+      if (same_plans(same_plans, i, j)) {
+        plans[i].same_as = static_cast<int>(j);
+        break;
+      }
+    if (plans[i].same_as < 0) class_makers.push_back(i);
   }
 }
 
