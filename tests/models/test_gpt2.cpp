@@ -4,11 +4,15 @@
 // devices than heads) gives HF's logits, and its plan is Megatron's: per block one all-reduce
 // over mp after attention and one after the MLP, and no all-gather.
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -69,7 +73,7 @@ TEST_CASE("GPT-2 from safetensors gives Hugging Face's logits on every mesh, wit
     Tensor<float> logits = models::forward(model, device_put(ids, id_shape));
     auto const after = execution_counts();
     CHECK(logits.shape() == Shape{ref.batch, ref.seq, ref.vocab});
-    auto got = logits.to_host();
+    auto got = process_allgather(logits);  // (to_host, when one process holds every device)
     double const err = max_abs_difference(got, ref.logits);
     INFO("max |tessel - HF| = " << err);
     CHECK(err <= 2e-6);  // the logits lie in [-0.66, 0.69]; HF's own two attention paths differ by 2e-7
@@ -77,6 +81,8 @@ TEST_CASE("GPT-2 from safetensors gives Hugging Face's logits on every mesh, wit
     // embedding adds one), and nothing gathered.
     auto ran = [&](plan::Collective c) { return after[c] - before[c]; };
     CHECK(ran(plan::Collective::all_gather) == 0);
+    // (Every process runs every instruction, on the shards it holds: under mpirun the counts are
+    // each process's.)
     if (mesh.axes().size(1) > 1) CHECK(ran(plan::Collective::all_reduce) == 2 * model.config.layers + 1);
   }
 }
@@ -89,11 +95,43 @@ TEST_CASE("GPT-2 in bfloat16 from its bfloat16 safetensors file stays near Huggi
   auto model = models::load_gpt2<bfloat16>(file, mesh, 4);
   Tensor<bfloat16> logits = models::forward(model, device_put(ref.ids, Shape{ref.batch, ref.seq}));
   std::vector<float> got;
-  for (bfloat16 v : logits.to_host()) got.push_back(static_cast<float>(v));
+  for (bfloat16 v : process_allgather(logits)) got.push_back(static_cast<float>(v));
   double const err = max_abs_difference(got, ref.logits);
   INFO("max |tessel bf16 - HF f32| = " << err);
   // bfloat16 weights alone move HF's logits by up to 1.9e-3 (tests/data/gpt2/README.md); every op
   // rounding to bfloat16 (8 significant bits, logits within +-0.7) adds a few 2^-9.
   CHECK(err <= 2e-2);
   CHECK(err > 0);  // (it is bfloat16: equal bits would mean the float32 path ran)
+}
+
+// GPT2Model's files (and some conversions) name the tensors without GPT2LMHeadModel's
+// "transformer." prefix: load_gpt2's `prefix` reads them. The same tensors renamed give the same
+// logits, bit for bit.
+TEST_CASE("GPT-2 loads a file whose tensor names have no prefix", "[models][gpt2]") {
+  std::ifstream in(data_file("tiny_gpt2.safetensors"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);
+  std::string header = bytes.substr(8, header_size);
+  for (std::size_t at; (at = header.find("\"transformer.")) != std::string::npos;) header.erase(at + 1, 12);
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data stays 8-byte aligned
+  std::uint64_t const renamed_size = header.size();
+  auto const path = std::filesystem::temp_directory_path() /
+                    ("tessel_gpt2_no_prefix_" + std::to_string(distributed::process_index()) + ".safetensors");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<char const*>(&renamed_size), 8);
+    out << header << std::string_view(bytes).substr(8 + header_size);
+  }
+  Reference const ref = read_reference();
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  SafetensorsFile const with_prefix(data_file("tiny_gpt2.safetensors")), without(path.string());
+  CHECK_FALSE(without.contains("transformer.wte.weight"));
+  auto ids = device_put(ref.ids, Shape{ref.batch, ref.seq});
+  auto expected = process_allgather(models::forward(models::load_gpt2<float>(with_prefix, mesh, 4), ids));
+  auto got = process_allgather(models::forward(models::load_gpt2<float>(without, mesh, 4, ""), ids));
+  CHECK(got == expected);
+  // With the default prefix the renamed file is refused, naming the tensor it lacks.
+  CHECK_THROWS_WITH(models::load_gpt2<float>(without, mesh, 4), Catch::Matchers::ContainsSubstring("transformer.wte.weight"));
+  std::filesystem::remove(path);
 }
