@@ -1,0 +1,111 @@
+// GPT-2's forward (models/gpt2.hpp): 4 blocks, n_embd 768, 12 heads, gelu_new, the real vocabulary
+// 50257 (split unevenly over mp), batch 8 x sequence 256, random weights, Megatron tensor
+// parallelism over 'mp' and data parallelism over 'dp' (issue 28's configuration).
+//
+//   BM_gpt2_f32_mesh2x4    the forward on the (2, 4) ('dp', 'mp') mesh of 8 devices
+//   BM_gpt2_f32_1device    the same model on one device (the same cores)
+//   BM_gpt2_bf16_mesh2x4   bfloat16 weights and activations, float32 accumulation
+//   BM_gpt2_sharding_cost  the 8-device and the 1-device forwards interleaved in one loop:
+//                          mesh_over_1device is the ratio of their times (target <= 1.1)
+//
+// Counters: tokens_per_s; GFLOP_per_s of the GEMMs (2 flops per multiply-add, the causal
+// attention's masked half counted, since it is computed); fraction_of_peak against the FMA peak of
+// the BLAS kernels' vector width, measured interleaved in the same loop; collectives per forward.
+// scripts/gpt2_jax.py runs the same forward in JAX on 8 CPU devices side by side with this binary.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fma_peak.hpp"
+#include "gpt2.hpp"
+#include "interleaved.hpp"
+#include "tessel/runtime/local_dot.hpp"
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+constexpr std::int64_t batch = 8, seq = 256;
+
+models::Gpt2Config config() {
+  models::Gpt2Config c;
+  c.vocab = 50257;
+  c.positions = 1024;
+  c.embd = 768;
+  c.heads = 12;
+  c.layers = 4;
+  return c;
+}
+
+double gemm_flops(models::Gpt2Config const& c) {
+  double const tokens = batch * seq, e = static_cast<double>(c.embd);
+  double const block = 2.0 * tokens * e * e * 4                      // q, k, v, the output projection
+                       + 4.0 * batch * static_cast<double>(seq) * seq * e  // scores and p . v (all heads)
+                       + 2.0 * 2.0 * tokens * e * 4 * e;                  // the MLP
+  return block * static_cast<double>(c.layers) + 2.0 * tokens * e * static_cast<double>(c.vocab);  // + logits
+}
+
+Tensor<std::int32_t> token_ids(std::int64_t vocab) {
+  std::mt19937 rng(0);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(batch * seq));
+  for (auto& id : ids) id = static_cast<std::int32_t>(rng() % static_cast<std::uint32_t>(vocab));
+  return device_put(ids, Shape{batch, seq});
+}
+
+Mesh mesh_of(std::int64_t devices) {
+  return devices == 1 ? make_mesh({1, 1}, {"dp", "mp"}, {0}) : make_mesh({2, 4}, {"dp", "mp"});
+}
+
+template <class T>
+void BM_gpt2(benchmark::State& state, std::int64_t devices) {
+  auto const c = config();
+  auto const model = models::random_gpt2<T>(c, mesh_of(devices));
+  auto const ids = token_ids(c.vocab);
+  auto forward = [&] { models::forward(model, ids).block_until_ready(); };
+  forward();  // plans every jitted part
+  ExecutionCounts const before = execution_counts();
+  forward();
+  ExecutionCounts const after = execution_counts();
+  long collectives = 0;
+  for (auto k : plan::all_collectives) collectives += after[k] - before[k];
+  auto peak = measure::blas_fma(detail::blas_info().core);
+  peak.calibrate();
+  auto [forward_s, peak_s] = bench::time_interleaved(state, forward, peak);
+  double const peak_gflops = peak.flops() / peak_s / 1e9;
+  double const gflops = gemm_flops(c) / forward_s / 1e9;
+  state.counters["tokens_per_s"] = batch * seq / forward_s;
+  state.counters["GFLOP_per_s"] = gflops;
+  state.counters["peak_GFLOP_per_s"] = peak_gflops;
+  state.counters["fraction_of_peak"] = gflops / peak_gflops;
+  state.counters["collectives"] = static_cast<double>(collectives);
+  state.SetLabel(std::string("peak: ") + peak.isa);
+}
+
+void BM_gpt2_f32_mesh2x4(benchmark::State& state) { BM_gpt2<float>(state, 8); }
+void BM_gpt2_f32_1device(benchmark::State& state) { BM_gpt2<float>(state, 1); }
+void BM_gpt2_bf16_mesh2x4(benchmark::State& state) { BM_gpt2<bfloat16>(state, 8); }
+
+void BM_gpt2_sharding_cost(benchmark::State& state) {
+  auto const c = config();
+  auto const sharded = models::random_gpt2<float>(c, mesh_of(8));
+  auto const single = models::random_gpt2<float>(c, mesh_of(1));
+  auto const ids = token_ids(c.vocab);
+  auto on_mesh = [&] { models::forward(sharded, ids).block_until_ready(); };
+  auto on_one = [&] { models::forward(single, ids).block_until_ready(); };
+  on_mesh();
+  on_one();
+  auto [mesh_s, one_s] = bench::time_interleaved(state, on_mesh, on_one);
+  state.counters["mesh_ms"] = mesh_s * 1e3;
+  state.counters["one_device_ms"] = one_s * 1e3;
+  state.counters["mesh_over_1device"] = mesh_s / one_s;
+}
+
+}  // namespace
+
+BENCHMARK(BM_gpt2_f32_mesh2x4)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
+BENCHMARK(BM_gpt2_f32_1device)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
+BENCHMARK(BM_gpt2_bf16_mesh2x4)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
+BENCHMARK(BM_gpt2_sharding_cost)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(8.0);
