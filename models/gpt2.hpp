@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <format>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,21 @@ struct Gpt2Shardings {
         hidden_rows(m, P("mp", None)) {}
 };
 
-// Loads GPT-2 from `file` (tensor names as Hugging Face writes them, under `prefix`) onto `mesh`
-// (axes dp and mp). The file gives every size but the number of heads. Tensors stored whole are
-// read straight into their shards; c_attn, stored as (embd, 3 embd) with q, k, v side by side, is
-// read replicated and cut into the three head-split projections.
+// The prefix of a file's GPT-2 tensor names: GPT2LMHeadModel saves "transformer.wte.weight",
+// GPT2Model (and the hub's openai-community/gpt2 model.safetensors) "wte.weight".
+inline std::string gpt2_prefix(SafetensorsFile const& file) {
+  return file.contains("wte.weight") && !file.contains("transformer.wte.weight") ? "" : "transformer.";
+}
+
+// Loads GPT-2 from `file` (tensor names as Hugging Face writes them, under `prefix`: by default
+// whichever of the two the file uses) onto `mesh` (axes dp and mp). The file gives every size but
+// the number of heads. Tensors stored whole are read straight into their shards; c_attn, stored
+// as (embd, 3 embd) with q, k, v side by side, is read replicated and cut into the three
+// head-split projections.
 template <class T>
 Gpt2<T> load_gpt2(SafetensorsFile const& file, Mesh const& mesh, std::int64_t heads,
-                  std::string const& prefix = "transformer.") {
+                  std::optional<std::string> const& name_prefix = std::nullopt) {
+  std::string const prefix = name_prefix ? *name_prefix : gpt2_prefix(file);
   Gpt2Shardings s(mesh);
   Gpt2<T> m{{}, mesh, {}, {}, {}, {}, {}};
   auto const& wte = file.entry(prefix + "wte.weight");

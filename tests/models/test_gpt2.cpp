@@ -104,9 +104,9 @@ TEST_CASE("GPT-2 in bfloat16 from its bfloat16 safetensors file stays near Huggi
   CHECK(err > 0);  // (it is bfloat16: equal bits would mean the float32 path ran)
 }
 
-// GPT2Model's files (and some conversions) name the tensors without GPT2LMHeadModel's
-// "transformer." prefix: load_gpt2's `prefix` reads them. The same tensors renamed give the same
-// logits, bit for bit.
+// GPT2Model's files (the hub's openai-community/gpt2 among them) name the tensors without
+// GPT2LMHeadModel's "transformer." prefix: load_gpt2 finds which one a file uses. The same
+// tensors renamed give the same logits, bit for bit.
 TEST_CASE("GPT-2 loads a file whose tensor names have no prefix", "[models][gpt2]") {
   std::ifstream in(data_file("tiny_gpt2.safetensors"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -129,9 +129,13 @@ TEST_CASE("GPT-2 loads a file whose tensor names have no prefix", "[models][gpt2
   CHECK_FALSE(without.contains("transformer.wte.weight"));
   auto ids = device_put(ref.ids, Shape{ref.batch, ref.seq});
   auto expected = process_allgather(models::forward(models::load_gpt2<float>(with_prefix, mesh, 4), ids));
-  auto got = process_allgather(models::forward(models::load_gpt2<float>(without, mesh, 4, ""), ids));
+  CHECK(models::gpt2_prefix(without).empty());
+  CHECK(models::gpt2_prefix(with_prefix) == "transformer.");
+  auto got = process_allgather(models::forward(models::load_gpt2<float>(without, mesh, 4), ids));
   CHECK(got == expected);
-  // With the default prefix the renamed file is refused, naming the tensor it lacks.
-  CHECK_THROWS_WITH(models::load_gpt2<float>(without, mesh, 4), Catch::Matchers::ContainsSubstring("transformer.wte.weight"));
+  CHECK(process_allgather(models::forward(models::load_gpt2<float>(without, mesh, 4, ""), ids)) == expected);
+  // A prefix the file does not use is refused, naming the tensor it lacks.
+  CHECK_THROWS_WITH(models::load_gpt2<float>(without, mesh, 4, "transformer."),
+                    Catch::Matchers::ContainsSubstring("no tensor 'transformer.wte.weight'"));
   std::filesystem::remove(path);
 }
