@@ -66,20 +66,21 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
 
 // Scales every element of every shard by 1 / `divisor` (a mean after its all-reduce: XLA rewrites
 // the division by the count into a multiplication by its reciprocal, rounded to T).
+template <class T>
+void divide_shards(TensorImpl const& t, double divisor, char const* label) {
+  T const scale = T(1) / static_cast<T>(divisor);
+  for (auto const& shard : t.shards) {
+    if (!shard.addressable) continue;
+    auto* data = reinterpret_cast<T*>(shard.bytes.data());
+    auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
+    for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });
+  }
+  fence_all_devices();
+}
+
 void divide_in_place(TensorImpl const& t, double divisor, char const* label) {
-  auto divide = [&](auto type_tag) {
-    using T = decltype(type_tag);
-    T const scale = T(1) / static_cast<T>(divisor);
-    for (auto const& shard : t.shards) {
-      if (!shard.addressable) continue;
-      auto* data = reinterpret_cast<T*>(shard.bytes.data());
-      auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
-      for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });
-    }
-    fence_all_devices();
-  };
-  if (t.dtype == DType::float32) divide(float{});
-  else if (t.dtype == DType::float64) divide(double{});
+  if (t.dtype == DType::float32) divide_shards<float>(t, divisor, label);
+  else if (t.dtype == DType::float64) divide_shards<double>(t, divisor, label);
   else throw Error("mean: integer means are computed in float32");
 }
 

@@ -46,18 +46,21 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
           rest /= g.local_extent[d];
         }
         auto const counter = static_cast<std::uint64_t>(flat);
+        // Everything the branches read is named here first: nvcc refuses a device lambda whose
+        // first use of a captured variable is inside an `if constexpr`.
+        T& result = out[e];
+        bool const uniform = dist == Distribution::uniform;
+        Key const k = key;
+        compute_t<T> const lo = minval, hi = maxval;
         if constexpr (HalfFloat<T>) {
-          std::uint32_t bits = prng::bits32(key, counter);
-          out[e] = dist == Distribution::uniform ? prng::half_uniform_from_bits<T>(bits, minval, maxval)
-                                                 : prng::half_normal_from_bits<T>(bits);
+          std::uint32_t bits = prng::bits32(k, counter);
+          result = uniform ? prng::half_uniform_from_bits<T>(bits, lo, hi) : prng::half_normal_from_bits<T>(bits);
         } else if constexpr (sizeof(T) == 4) {
-          std::uint32_t bits = prng::bits32(key, counter);
-          out[e] = dist == Distribution::uniform ? prng::uniform_from_bits(bits, minval, maxval)
-                                                 : prng::normal_from_bits(bits);
+          std::uint32_t bits = prng::bits32(k, counter);
+          result = uniform ? prng::uniform_from_bits(bits, lo, hi) : prng::normal_from_bits(bits);
         } else {
-          std::uint64_t bits = prng::bits64(key, counter);
-          out[e] = dist == Distribution::uniform ? prng::uniform_from_bits(bits, minval, maxval)
-                                                 : prng::normal_from_bits(bits);
+          std::uint64_t bits = prng::bits64(k, counter);
+          result = uniform ? prng::uniform_from_bits(bits, lo, hi) : prng::normal_from_bits(bits);
         }
       });
 }

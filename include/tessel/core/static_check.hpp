@@ -9,8 +9,9 @@
 // compiler in C++26 mode. Elsewhere the check still fails to compile, with a fixed text.
 #include "tessel/core/shard_layout.hpp"
 
+// (nvcc and clang define __GNUC__ too, without GCC's computed messages.)
 #if (defined(__cpp_static_assert) && __cpp_static_assert >= 202306L) || \
-    (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 14)
+    (defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && __GNUC__ >= 14)
 #define TESSEL_DETAIL_STATIC_ASSERT_MESSAGE(message) \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wc++26-extensions\"") \
   static_assert((message).empty(), message); _Pragma("GCC diagnostic pop")

@@ -137,24 +137,31 @@ void argreduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& 
   k.result(std::move(index));
 }
 
+// One block's mask. (A function of its own, not in mask_losers' generic lambda: nvcc defines no
+// device lambda inside a generic lambda.)
+template <class T>
+void mask_block(ExecSpace const& exec, char const* label, std::int64_t n, std::int32_t const* idx, T const* val,
+                T const* win, std::int32_t* o) {
+  using C = compute_t<T>;
+  for_each_index(exec, label, n, n, KOKKOS_LAMBDA(std::int64_t k) {
+    C const v = C(val[k]), w = C(win[k]);
+    bool wins = v == w || (is_nan(v) && is_nan(w));
+    o[k] = wins ? idx[k] : std::numeric_limits<std::int32_t>::max();
+  });
+}
+
 std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl const& value, TensorImpl const& winner,
                                         char const* label) {
   auto out = TensorImpl::allocate(index.shape, DType::int32, index.sharding);
   visit(value.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;
-    for (std::size_t pos : local_positions(*out)) {
-      auto const* idx = reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data());
-      T const* val = reinterpret_cast<T const*>(value.shards[pos].bytes.data());
-      T const* win = reinterpret_cast<T const*>(winner.shards[pos].bytes.data());
-      auto* o = reinterpret_cast<std::int32_t*>(out->shards[pos].bytes.data());
-      auto n = static_cast<std::int64_t>(out->shards[pos].bytes.size() / sizeof(std::int32_t));
-      for_each_index(device(out->shards[pos].device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t k) {
-        C const v = C(val[k]), w = C(win[k]);
-        bool wins = v == w || (is_nan(v) && is_nan(w));
-        o[k] = wins ? idx[k] : std::numeric_limits<std::int32_t>::max();
-      });
-    }
+    for (std::size_t pos : local_positions(*out))
+      mask_block(device(out->shards[pos].device).exec, label,
+                 static_cast<std::int64_t>(out->shards[pos].bytes.size() / sizeof(std::int32_t)),
+                 reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data()),
+                 reinterpret_cast<T const*>(value.shards[pos].bytes.data()),
+                 reinterpret_cast<T const*>(winner.shards[pos].bytes.data()),
+                 reinterpret_cast<std::int32_t*>(out->shards[pos].bytes.data()));
   });
   fence_all_devices();
   return out;

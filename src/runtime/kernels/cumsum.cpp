@@ -33,6 +33,38 @@ Lines lines_of(Shape const& local, std::size_t axis) {
 
 
 
+// The kernels below are functions of their own, called from visit's generic lambdas: nvcc defines
+// no device lambda inside a generic lambda.
+
+// One block's running sums along its lines.
+template <class T>
+void scan_block(ExecSpace const& exec, char const* label, Lines const l, T const* src, T* dst) {
+  using C = compute_t<T>;  // 16-bit floats add in float and round every partial sum (as jnp.cumsum)
+  for_each_index(exec, label, l.outer * l.inner, l.outer * l.inner * l.length, KOKKOS_LAMBDA(std::int64_t line) {
+    std::int64_t o = line / l.inner, i = line % l.inner;
+    C acc = C(0);
+    for (std::int64_t t = 0; t < l.length; ++t) {
+      std::int64_t at = (o * l.length + t) * l.inner + i;
+      T const rounded = T(xla::combine<ReduceOp::sum>(acc, C(src[at])));
+      acc = C(rounded);
+      dst[at] = rounded;
+    }
+  });
+}
+
+// Combines into every line of `block` a carried value: `carried[o * inner + i]` for line (o, i).
+// `stride_o` and `at` place the carried value of line (o, i) at carried[o * stride_o + at + i].
+template <ReduceOp Op, class T>
+void carry_into(ExecSpace const& exec, char const* label, Lines const l, T const* carried, std::int64_t stride_o,
+                std::int64_t at, T* block) {
+  using C = compute_t<T>;
+  std::int64_t const n = l.outer * l.length * l.inner;
+  for_each_index(exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
+    std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
+    block[f] = T(xla::combine<Op>(C(carried[o * stride_o + at + i]), C(block[f])));
+  });
+}
+
 // A new tensor, sharded like `in`, whose every block is the running combination of in's block
 // along `axis`, left to right from the identity (XLA:CPU's order for rows of up to 16).
 std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label) {
@@ -40,23 +72,10 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;  // 16-bit floats add in float and round every partial sum (as jnp.cumsum)
-    for (std::size_t pos : local_positions(*out)) {
-      Lines const l = lines_of(out->shard_shape(pos), axis);
-      T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
-      T* dst = reinterpret_cast<T*>(out->shards[pos].bytes.data());
-      for_each_index(device(out->shards[pos].device).exec, label, l.outer * l.inner, l.outer * l.inner * l.length,
-                     KOKKOS_LAMBDA(std::int64_t line) {
-                       std::int64_t o = line / l.inner, i = line % l.inner;
-                       C acc = C(0);
-                       for (std::int64_t t = 0; t < l.length; ++t) {
-                         std::int64_t at = (o * l.length + t) * l.inner + i;
-                         T const rounded = T(xla::combine<ReduceOp::sum>(acc, C(src[at])));
-                         acc = C(rounded);
-                         dst[at] = rounded;
-                       }
-                     });
-    }
+    for (std::size_t pos : local_positions(*out))
+      scan_block(device(out->shards[pos].device).exec, label, lines_of(out->shard_shape(pos), axis),
+                 reinterpret_cast<T const*>(in.shards[pos].bytes.data()),
+                 reinterpret_cast<T*>(out->shards[pos].bytes.data()));
   });
   fence_all_devices();
   return out;
@@ -89,7 +108,6 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
     });
   visit(t.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;
     visit(op, [&]<ReduceOp Op>() {
       for (auto const& chain : chains) {
         auto const& members = chain.second;
@@ -99,16 +117,12 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
           // The blocks of a chain differ only in their length along the axis.
           Lines const l = lines_of(cur.index.extent(), axis);
           std::int64_t const last_at = prev.index[axis].size() - 1;  // the block before's last slice
-          std::int64_t const n = l.outer * l.length * l.inner;
           // Each block waits for the one before it: the carry runs down the axis in order.
           fence_all_devices();
           if (prev.addressable && cur.addressable) {
-            T const* before = reinterpret_cast<T const*>(prev.bytes.data());
-            T* block = reinterpret_cast<T*>(cur.bytes.data());
-            for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
-              std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-              block[f] = T(xla::combine<Op>(C(before[(o * (last_at + 1) + last_at) * l.inner + i]), C(block[f])));
-            });
+            // line (o, i) of the block before ends at ((o * (last_at + 1) + last_at) * inner + i)
+            carry_into<Op>(device(cur.device).exec, label, l, reinterpret_cast<T const*>(prev.bytes.data()),
+                           (last_at + 1) * l.inner, last_at * l.inner, reinterpret_cast<T*>(cur.bytes.data()));
           } else if (prev.addressable || cur.addressable) {
             // The link crosses processes: the block before sends its last slice (outer x inner),
             // once carried itself; every process walks the links in the same order, so the
@@ -128,12 +142,8 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             } else {
               exchange.receive(distributed::process_of(prev.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
-              auto const* carried = reinterpret_cast<T const*>(last.data());
-              T* block = reinterpret_cast<T*>(cur.bytes.data());
-              for_each_index(device(cur.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t f) {
-                std::int64_t i = f % l.inner, o = f / (l.inner * l.length);
-                block[f] = T(xla::combine<Op>(C(carried[o * l.inner + i]), C(block[f])));
-              });
+              carry_into<Op>(device(cur.device).exec, label, l, reinterpret_cast<T const*>(last.data()), l.inner, 0,
+                             reinterpret_cast<T*>(cur.bytes.data()));
               device(cur.device).exec.fence();  // `last` ends with this scope
             }
           }
