@@ -7,9 +7,6 @@
 #include <algorithm>
 #include <format>
 #include <optional>
-#include <range/v3/range/conversion.hpp>
-#include <range/v3/view/join.hpp>
-#include <range/v3/view/transform.hpp>
 
 #include "tessel/plan/cost_model.hpp"
 #include "tessel/plan/passes.hpp"
@@ -134,13 +131,15 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
   return costs;
 }
 
+// {{0,1},{2,3}} (written out, not with range-v3: nvcc's host pass cannot compile range-v3).
 std::string replica_groups_text(std::vector<std::vector<int>> const& groups) {
-  auto braced = [](std::vector<int> const& group) {
-    return "{" + (group | ranges::views::transform([](int id) { return std::to_string(id); }) | ranges::views::join(',') |
-                  ranges::to<std::string>()) +
-           "}";
-  };
-  return "{" + (groups | ranges::views::transform(braced) | ranges::views::join(',') | ranges::to<std::string>()) + "}";
+  std::string text = "{";
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    text += g ? ",{" : "{";
+    for (std::size_t k = 0; k < groups[g].size(); ++k) text += (k ? "," : "") + std::to_string(groups[g][k]);
+    text += "}";
+  }
+  return text + "}";
 }
 
 std::string cost_analysis_text(Plan const& plan) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <format>
-#include <range/v3/view/enumerate.hpp>
 #include <string>
 
 #include "tessel/core/error.hpp"
@@ -22,7 +21,8 @@ constexpr bool host_accessible = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::H
 // one and replicas are copied from it, so replicated shards cost one transfer from the host.
 std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) {
   std::vector<std::size_t> first(t.shards.size());
-  for (auto [i, shard] : ranges::views::enumerate(t.shards)) {
+  for (std::size_t i = 0; i < t.shards.size(); ++i) {
+    auto const& shard = t.shards[i];
     first[i] = i;
     if (local && !shard.addressable) continue;
     auto const begin = t.shards.begin();
@@ -34,8 +34,9 @@ std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) 
 
 void copy_replicas(TensorImpl& t, std::vector<std::size_t> const& first) {
   fence_all_devices();
-  for (auto [i, from] : ranges::views::enumerate(first))
-    if (from != i) Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[from].bytes);
+  for (std::size_t i = 0; i < first.size(); ++i)
+    if (std::size_t const from = first[i]; from != i)
+      Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[from].bytes);
   fence_all_devices();
 }
 
@@ -74,8 +75,8 @@ std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const>
 
 std::vector<std::size_t> local_positions(TensorImpl const& t) {
   std::vector<std::size_t> out;
-  for (auto [pos, shard] : ranges::views::enumerate(t.shards))
-    if (shard.addressable) out.push_back(pos);
+  for (std::size_t pos = 0; pos < t.shards.size(); ++pos)
+    if (t.shards[pos].addressable) out.push_back(pos);
   return out;
 }
 
@@ -84,7 +85,8 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   Mesh const& mesh = sharding.mesh();
   t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
-  for (auto [position, id] : ranges::views::enumerate(mesh.device_ids())) {
+  for (std::size_t position = 0; position < mesh.device_ids().size(); ++position) {
+    int const id = mesh.device_ids()[position];
     int const flat = static_cast<int>(position);
     if (!is_local_device(id)) {
       if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
@@ -116,7 +118,8 @@ namespace {
 void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   auto first = first_holders(t, true);
   std::size_t const element = size_of(t.dtype);
-  for (auto [i, s] : ranges::views::enumerate(t.shards)) {
+  for (std::size_t i = 0; i < t.shards.size(); ++i) {
+    auto& s = t.shards[i];
     if (first[i] != i || !s.addressable) continue;
     if constexpr (host_accessible) {
       copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, element);
@@ -264,7 +267,8 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
   auto first = first_holders(source);
   Box const whole = Box::whole(source.shape);
   auto* dst = static_cast<std::byte*>(out);
-  for (auto [i, s] : ranges::views::enumerate(source.shards)) {
+  for (std::size_t i = 0; i < source.shards.size(); ++i) {
+    auto const& s = source.shards[i];
     if (first[i] != i) continue;
     if constexpr (host_accessible) {
       copy_region(device(s.device).exec, s.bytes.data(), s.index, dst, whole, s.index, size_of(dtype));
@@ -281,7 +285,8 @@ std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, Named
                                           std::function<void(Box const&, void*)> const& fill) {
   auto t = TensorImpl::allocate(shape, dtype, sharding);
   auto first = first_holders(*t, true);
-  for (auto [i, s] : ranges::views::enumerate(t->shards)) {
+  for (std::size_t i = 0; i < t->shards.size(); ++i) {
+    auto& s = t->shards[i];
     if (first[i] != i || !s.addressable) continue;
     // On host backends the mirror is the shard itself, so the callback writes in place.
     auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);

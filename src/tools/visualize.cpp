@@ -3,12 +3,6 @@
 #include <algorithm>
 #include <format>
 #include <map>
-#include <range/v3/action/sort.hpp>
-#include <range/v3/action/unique.hpp>
-#include <range/v3/range/conversion.hpp>
-#include <range/v3/view/join.hpp>
-#include <range/v3/view/map.hpp>
-#include <range/v3/view/transform.hpp>
 #include <string>
 #include <vector>
 
@@ -56,9 +50,13 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
   }
 
   // The grid: the distinct row starts and column starts of the blocks, in order.
+  // (std algorithms, not range-v3: nvcc's host pass cannot compile range-v3.)
   auto starts = [&](auto part) {
-    return holders | ranges::views::keys | ranges::views::transform(part) | ranges::to<std::vector>() |
-           ranges::actions::sort | ranges::actions::unique;
+    std::vector<std::int64_t> v;
+    for (auto const& held : holders) v.push_back(part(held.first));
+    std::ranges::sort(v);
+    v.erase(std::ranges::unique(v).begin(), v.end());
+    return v;
   };
   std::vector<std::int64_t> const rows = starts([](auto const& k) { return k.first; });
   std::vector<std::int64_t> const cols = starts([](auto const& k) { return k.second; });
@@ -69,9 +67,8 @@ std::string render_sharding(Shape const& shape, NamedSharding const& sharding, V
   std::size_t width = 0;
   for (auto& [k, ids] : holders) {
     std::sort(ids.begin(), ids.end());
-    std::string label = platform + " " +
-                        (ids | ranges::views::transform([](int id) { return std::to_string(id); }) |
-                         ranges::views::join(',') | ranges::to<std::string>());
+    std::string label = platform + " ";
+    for (std::size_t k = 0; k < ids.size(); ++k) label += (k ? "," : "") + std::to_string(ids[k]);
     width = std::max(width, label.size());
     labels[k] = label;
   }

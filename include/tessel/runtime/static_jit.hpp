@@ -41,6 +41,12 @@ template <plan::StaticProgram Program, class F>
 class StaticJit {
   using Args = std::remove_cvref_t<decltype(Program::args)>;
   static constexpr std::size_t num_args = std::tuple_size_v<Args>;
+#if defined(__CUDACC__)
+  static_assert(sizeof(F) == 0,
+                "tessel: static_jit plans in the compiler, and nvcc's front end cannot run tessel's planner "
+                "there (plan/detail/propagate.hpp); in files nvcc compiles use jit, which makes the same plan "
+                "at its first call");
+#endif
 
  public:
   // The plan the compiler made: static_assert on it.

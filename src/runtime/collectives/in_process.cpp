@@ -120,12 +120,16 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
           int pass = src.n - k < sources_per_pass ? src.n - k : sources_per_pass;
           accumulate_pass<T, Op>(acc, src.ptr + k, pass, s, len, k == 0);
         }
+        // (named before the if constexpr: nvcc refuses a device lambda whose first use of a
+        // captured variable is inside one)
+        auto const& targets = dst;
+        bool const streamed = stream;
         if constexpr (HalfFloat<T>) {
           T rounded[tile];
           for (std::int64_t e = 0; e < len; ++e) rounded[e] = T(acc[e]);
-          for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, rounded, len, stream);
+          for (int k = 0; k < targets.n; ++k) copy_words(targets.ptr[k] + d, rounded, len, streamed);
         } else {
-          for (int k = 0; k < dst.n; ++k) copy_words(dst.ptr[k] + d, acc, len, stream);
+          for (int k = 0; k < targets.n; ++k) copy_words(targets.ptr[k] + d, acc, len, streamed);
         }
         KOKKOS_IF_ON_HOST((if (stream) detail::stream_fence();))
       });

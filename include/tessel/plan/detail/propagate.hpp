@@ -262,7 +262,18 @@ constexpr void Planner::complete_partial(NodePlan& p, NamedSharding const& parti
 }
 
 
-constexpr Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+// nvcc's front end takes Planner (its std::optional<Plan> member) for a non-literal type and refuses
+// it in a constexpr function: there the planner is an ordinary function, run when a jitted call
+// first needs its plan, and static_jit says it cannot plan in nvcc's compiler
+// (runtime/static_jit.hpp).
+#if defined(__CUDACC__)
+#define TESSEL_DETAIL_PLANNER_CONSTEXPR
+#else
+#define TESSEL_DETAIL_PLANNER_CONSTEXPR constexpr
+#endif
+
+TESSEL_DETAIL_PLANNER_CONSTEXPR Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested,
+                                               CostModel const& model) {
   Plan plan{std::move(graph), {}, {}, {}};
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
@@ -319,7 +330,8 @@ constexpr void reshard_result(Plan& plan, NamedSharding const& requested, CostMo
   plan.slot.back() = root;  // the reshard's steps write the root's own slot
 }
 
-constexpr Plan plan_program(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
+TESSEL_DETAIL_PLANNER_CONSTEXPR Plan plan_program(Graph graph, std::optional<NamedSharding> const& requested,
+                                                  CostModel const& model) {
   check_manual(graph, requested);
   if (!graph.empty() && requested) requested->check_shape(graph.back().shape);
   if (graph.empty() || !requested) return plan_with(std::move(graph), requested, model);
