@@ -1,17 +1,8 @@
 // Each device's part of a dot_general: its lhs and rhs blocks, brought to [batch, free, contract]
-// and [batch, contract, free] order when they are not already, multiplied by the BLAS.
-//
-// Threads on host backends: every logical device shares the host's cores and Kokkos's OpenMP
-// threads, and the BLAS is OpenBLAS's OpenMP build where there is one (CMakeLists.txt), so the BLAS
-// runs on those same threads: a GEMM called from the main thread uses all of them, one called inside
-// a parallel region runs on its caller alone. The devices' GEMMs then either run side by side, one
-// single-threaded GEMM per thread (devices_in_parallel: no fork/join or partitioning inside the
-// BLAS, each thread keeps its own blocks in cache), or one after the other, each over all threads
-// (one_at_a_time: for fewer GEMMs than threads, or uneven counts).
+// and [batch, contract, free] order when they are not already (or read in place when their strides
+// allow), multiplied by the backend's BLAS (runtime/backend/gemm_batch.hpp).
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,11 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#if defined(KOKKOS_ENABLE_OPENMP)
-#include <omp.h>
-#endif
-
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/gemm_batch.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 
 namespace tessel::detail {
@@ -104,15 +92,19 @@ std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<st
   return out;
 }
 
+// A permutation's geometry, by value for the kernel. (At namespace scope: nvcc refuses a
+// function-local type in a device lambda's captures.)
+struct PermuteGeometry {
+  int rank;
+  std::int64_t extent[max_rank];      // dst extents
+  std::int64_t src_stride[max_rank];  // src stride of dst dimension k
+};
+
 // dst = src with dimensions reordered (dst dimension k is src dimension order[k]), converted to
 // the GEMM's type G on the way (16-bit floats are multiplied as floats).
 template <class T, class G = T>
 void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order const& order, G* dst) {
-  struct Geometry {
-    int rank;
-    std::int64_t extent[max_rank];       // dst extents
-    std::int64_t src_stride[max_rank];   // src stride of dst dimension k
-  } g{};
+  PermuteGeometry g{};
   g.rank = static_cast<int>(order.size());
   std::int64_t strides[max_rank];
   row_major_strides(shape, strides);
@@ -150,45 +142,6 @@ GemmSchedule schedule_from_environment() {
   throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
 }
 
-int host_threads() { return HostExecSpace().concurrency(); }
-
-// Whether `count` GEMMs of m * n * k each run side by side, one per host thread, rather than one
-// after another over all threads.
-bool host_gemms_in_parallel(std::int64_t count, std::int64_t mnk) {
-  if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    return false;
-  } else {
-    GemmSchedule s = gemm_schedule();
-    if (s == GemmSchedule::one_at_a_time || count < 2) return false;
-    if (s == GemmSchedule::devices_in_parallel) return true;
-    // Tiny GEMMs run single-threaded inside the BLAS anyway; waking the pool costs more.
-    if (mnk < (1 << 18)) return false;
-    static bool const blas_ok = blas_info().single_threaded_in_parallel;
-    std::int64_t const threads = host_threads();
-    // Every thread busy to the end: as many GEMMs as threads or a multiple of it, or enough that
-    // the last, partial round is a small part of the whole.
-    return blas_ok && threads > 1 && count >= threads && (count % threads == 0 || count >= 4 * threads);
-  }
-}
-
-// How the BLAS reads an operand: transposed or not, and its leading dimension.
-struct MatrixLayout {
-  bool transposed = false;
-  std::int64_t ld = 0;
-};
-
-template <class T>
-void gemm(std::int64_t m, std::int64_t n, std::int64_t k, T const* a, MatrixLayout la, T const* b, MatrixLayout lb,
-          T* c) {
-  auto const ta = la.transposed ? CblasTrans : CblasNoTrans, tb = lb.transposed ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-                static_cast<int>(la.ld), b, static_cast<int>(lb.ld), 0.0f, c, static_cast<int>(n));
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
-                static_cast<int>(la.ld), b, static_cast<int>(lb.ld), 0.0, c, static_cast<int>(n));
-}
-
 // The operands' and the result's dtypes may differ from the GEMM's type T (float for 16-bit floats,
 // and for mixed operands the promoted type): an operand of another dtype is converted into a
 // temporary in GEMM order, and the GEMM writes a float temporary that is rounded into the result
@@ -198,14 +151,7 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
   // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
   // split makes the last devices' blocks short, or empty).
-  struct Gemm {
-    T const* a;
-    T const* b;
-    T* c;
-    std::int64_t m, n, k;
-    MatrixLayout la, lb;
-  };
-  std::vector<Gemm> gemms;
+  std::vector<GemmCall<T>> gemms;
   std::vector<std::shared_ptr<std::byte>> temporaries;
   struct Rounding {  // a GEMM result in a T temporary, to be converted into the result's shard
     T const* from;
@@ -215,6 +161,7 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   };
   std::vector<Rounding> roundings;
   std::int64_t largest = 0;  // multiply-adds of the largest GEMM
+  bool zeroed = false;       // a block of an empty contraction was set to zeros
   fence_all_devices();       // the operands may still be being written
   for (std::size_t pos : local_positions(out)) {
     Shape const ls = lhs.shard_shape(pos), rs = rhs.shard_shape(pos);
@@ -235,7 +182,8 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     if (batch * m * n == 0) continue;
     auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     if (k == 0) {  // an empty contraction (also a device past an uneven contracting end): zeros
-      std::fill(out.shards[pos].bytes.data(), out.shards[pos].bytes.data() + out.shards[pos].bytes.size(), std::byte{0});
+      Kokkos::deep_copy(device(out.shards[pos].device).exec, out.shards[pos].bytes, std::byte{0});
+      zeroed = true;
       continue;
     }
     if (out.dtype != dtype_of<T>) {
@@ -270,23 +218,13 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     T const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
     T const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
-      gemms.push_back(Gemm{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
-                           rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la, lb});
+      gemms.push_back(GemmCall<T>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
+                                  rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
+                                  lb, out.shards[pos].device});
     largest = std::max(largest, m * n * k);
   }
-  if (!temporaries.empty()) fence_all_devices();
-  auto const count = static_cast<std::int64_t>(gemms.size());
-  auto run = [&](std::int64_t g) {
-    Gemm const& e = gemms[static_cast<std::size_t>(g)];
-    gemm<T>(e.m, e.n, e.k, e.a, e.la, e.b, e.lb, e.c);
-  };
-  if (host_gemms_in_parallel(count, largest)) {
-    using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
-    Kokkos::parallel_for(kernel_label("tessel::gemm"), Policy(0, count).set_chunk_size(1), run);
-    HostExecSpace().fence();
-  } else {
-    for (std::int64_t g = 0; g < count; ++g) run(g);
-  }
+  if (!temporaries.empty() || zeroed) fence_all_devices();
+  run_gemms(std::span<GemmCall<T> const>(gemms), largest);
   for (auto const& r : roundings)
     visit(out.dtype, [&](auto tag) {
       using S = decltype(tag);
@@ -298,18 +236,14 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
 }  // namespace
 
 void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
-  if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    throw Error("dot_general: this build's devices are GPUs; the cuBLAS path is not written yet");
-  } else {
-    // The GEMM runs in float64 for a float64 result, else in float32 (16-bit floats and mixed
-    // operands are converted to it).
-    if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
-      throw Error(std::format("dot_general: operands are {} and {}; int32 operands are not supported by the BLAS, "
-                              "use astype<float>()",
-                              name(lhs.dtype), name(rhs.dtype)));
-    if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
-    else local_dot_typed<float>(lhs, rhs, dims, out);
-  }
+  // The GEMM runs in float64 for a float64 result, else in float32 (16-bit floats and mixed
+  // operands are converted to it).
+  if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
+    throw Error(std::format("dot_general: operands are {} and {}; int32 operands are not supported by the BLAS, "
+                            "use astype<float>()",
+                            name(lhs.dtype), name(rhs.dtype)));
+  if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
+  else local_dot_typed<float>(lhs, rhs, dims, out);
 }
 
 void set_gemm_schedule(GemmSchedule s) { chosen_schedule.store(static_cast<int>(s), std::memory_order_relaxed); }
@@ -330,38 +264,6 @@ char const* schedule_name(GemmSchedule s) {
     case GemmSchedule::one_at_a_time: return "one_at_a_time";
   }
   return "?";
-}
-
-BlasInfo blas_info() {
-  BlasInfo info;
-  info.config = openblas_get_config();
-  info.core = openblas_get_corename();
-  switch (openblas_get_parallel()) {
-    case 0:
-      info.threading = "sequential";
-      info.single_threaded_in_parallel = true;
-      break;
-    case 2:
-      info.threading = "OpenMP";
-      // OpenBLAS's OpenMP build sizes each call by omp_get_max_threads(), and runs one called
-      // inside a parallel region on its caller (the region must be OpenMP's: Kokkos::OpenMP).
-#if defined(KOKKOS_ENABLE_OPENMP)
-      info.threads = omp_get_max_threads();
-      info.single_threaded_in_parallel = std::is_same_v<HostExecSpace, Kokkos::OpenMP>;
-#else
-      info.threads = openblas_get_num_threads();
-#endif
-      break;
-    default:
-      // The pthreads build: its own threads, as many as it counted CPUs at load time (one if the
-      // process was already pinned to one). Side by side GEMMs would share its one thread pool.
-      info.threading = "pthreads";
-      info.threads = openblas_get_num_threads();
-      info.single_threaded_in_parallel = info.threads == 1;
-      break;
-  }
-  if (info.threading == "sequential") info.threads = 1;
-  return info;
 }
 
 }  // namespace tessel::detail

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The GPU check (issue 29), for a machine with an NVIDIA GPU: builds the `cuda` preset against a
+# CUDA-enabled Kokkos you already have, runs tests and benchmarks on the GPU and prints a summary.
+# It does not build Kokkos.
+#
+#   Kokkos_ROOT=/path/to/cuda/kokkos scripts/gpu_check.sh [TARGET ...]
+#
+# TARGETs are test or benchmark executables (test_* run whole, bench_* with short minimum times);
+# the default set is sized to build and run within about 10 minutes on 16 cores (nvcc compiles a
+# fused-kernel test source in minutes, so not every test file is in it). Logs go to
+# build/cuda/gpu_check/. nvcc must be on PATH (or under /usr/local/cuda/bin).
+set -uo pipefail
+: "${Kokkos_ROOT:?set Kokkos_ROOT to a CUDA-enabled Kokkos (one with bin/nvcc_wrapper)}"
+cd "$(dirname "$0")/.."
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+command -v nvcc >/dev/null || { echo "gpu_check: no nvcc on PATH" >&2; exit 2; }
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(test_core test_runtime test_models test_semantics
+           bench_elementwise bench_normalization bench_matmul bench_collectives bench_transfer)
+fi
+logs=build/cuda/gpu_check
+start=$SECONDS
+
+echo "== machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null ||
+  echo "(nvidia-smi found no GPU: the runs below will fail to start)"
+nvcc --version | tail -1
+echo "cores: $(nproc)"
+
+echo "== configure and build (cuda preset, -j$(nproc))"
+cmake --preset cuda -DKokkos_ROOT="$Kokkos_ROOT" -DTESSEL_MARCH= >/dev/null || exit 1
+mkdir -p "$logs"
+build_start=$SECONDS
+cmake --build build/cuda -j"$(nproc)" --target tessel "${targets[@]}" -- -k 0 >"$logs/build.log" 2>&1
+built_ok=$?
+echo "build: $((SECONDS - build_start)) s, exit $built_ok; failed sources:"
+grep '^FAILED:' "$logs/build.log" | sed 's/^FAILED: /  /' || echo "  none"
+
+declare -A result
+for t in "${targets[@]}"; do
+  exe=$(find build/cuda -maxdepth 3 -type f -name "$t" -perm -u+x | head -1)
+  if [ -z "$exe" ]; then
+    result[$t]="not built"
+    continue
+  fi
+  run_start=$SECONDS
+  if [[ $t == bench_* ]]; then
+    timeout 300 "$exe" --benchmark_min_time=0.2s >"$logs/$t.log" 2>&1
+  else
+    OMP_PROC_BIND=false timeout 300 "$exe" >"$logs/$t.log" 2>&1
+  fi
+  rc=$?
+  result[$t]="exit $rc in $((SECONDS - run_start)) s"
+done
+
+echo "== results (logs in $logs/)"
+for t in "${targets[@]}"; do
+  printf '  %-22s %s\n' "$t" "${result[$t]}"
+  if [[ $t == test_* && -f $logs/$t.log ]]; then
+    grep -E '^(test cases|assertions|All tests passed)' "$logs/$t.log" | sed 's/^/      /'
+  fi
+done
+echo "== benchmarks (time and counters)"
+for t in "${targets[@]}"; do
+  [[ $t == bench_* && -f $logs/$t.log ]] && grep -E '^BM_' "$logs/$t.log" | cut -c1-200 | sed "s/^/  /"
+done
+echo "total: $((SECONDS - start)) s"

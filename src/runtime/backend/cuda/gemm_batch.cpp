@@ -1,0 +1,121 @@
+// GEMMs on the CUDA backend, by cuBLAS: one handle per device, bound to the stream of the device's
+// Kokkos instance, so a GEMM is ordered after the kernels that wrote its operands and before those
+// that read its result, with no fence. A device's GEMMs that differ only by constant pointer steps
+// (the batch entries of its block) go as one strided-batched call.
+//
+// cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
+// so B and A are passed in that order with their layouts unchanged.
+#include "tessel/runtime/backend/gemm_batch.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <format>
+#include <map>
+#include <mutex>
+#include <type_traits>
+
+#include <Kokkos_Core.hpp>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/local_dot.hpp"
+
+namespace tessel::detail {
+namespace {
+
+void check(cublasStatus_t status, char const* what, int device) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::format("dot_general: {} failed on device {}: {} ({})", what, device, cublasGetStatusName(status),
+                            cublasGetStatusString(status)));
+}
+
+// The handle of each device, made at its first GEMM and destroyed when Kokkos finalizes.
+cublasHandle_t handle_of(int id) {
+  static std::mutex mutex;
+  static std::map<int, cublasHandle_t> handles;
+  std::lock_guard lock(mutex);
+  if (handles.empty())
+    Kokkos::push_finalize_hook([] {
+      std::lock_guard inner(mutex);
+      for (auto& [device_id, h] : handles) cublasDestroy(h);
+      handles.clear();
+    });
+  auto [at, fresh] = handles.try_emplace(id, nullptr);
+  if (fresh) {
+    ExecSpace const& exec = device(id).exec;
+    cudaSetDevice(exec.cuda_device());
+    check(cublasCreate(&at->second), "cublasCreate", id);
+    check(cublasSetStream(at->second, exec.cuda_stream()), "cublasSetStream", id);
+  }
+  return at->second;
+}
+
+cublasOperation_t op(MatrixLayout const& l) { return l.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+template <class T>
+bool same_shape(GemmCall<T> const& x, GemmCall<T> const& y) {
+  return x.device == y.device && x.m == y.m && x.n == y.n && x.k == y.k && x.la.transposed == y.la.transposed &&
+         x.la.ld == y.la.ld && x.lb.transposed == y.lb.transposed && x.lb.ld == y.lb.ld;
+}
+
+// calls[first, first + count) as one cuBLAS call: strides are the pointer steps between entries.
+template <class T>
+void launch(std::span<GemmCall<T> const> calls, std::size_t first, std::size_t count) {
+  GemmCall<T> const& e = calls[first];
+  cublasHandle_t h = handle_of(e.device);
+  T const one = 1, zero = 0;
+  auto const m = static_cast<int>(e.m), n = static_cast<int>(e.n), k = static_cast<int>(e.k);
+  auto const lda = static_cast<int>(e.la.ld), ldb = static_cast<int>(e.lb.ld);
+  if (count == 1) {
+    if constexpr (std::is_same_v<T, float>)
+      check(cublasSgemm(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, e.a, lda, &zero, e.c, n), "cublasSgemm",
+            e.device);
+    else
+      check(cublasDgemm(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, e.a, lda, &zero, e.c, n), "cublasDgemm",
+            e.device);
+    return;
+  }
+  GemmCall<T> const& next = calls[first + 1];
+  long long const sa = next.a - e.a, sb = next.b - e.b, sc = next.c - e.c;
+  auto const batch = static_cast<int>(count);
+  if constexpr (std::is_same_v<T, float>)
+    check(cublasSgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n, sc,
+                                    batch),
+          "cublasSgemmStridedBatched", e.device);
+  else
+    check(cublasDgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n, sc,
+                                    batch),
+          "cublasDgemmStridedBatched", e.device);
+}
+
+template <class T>
+void run(std::span<GemmCall<T> const> calls) {
+  // Runs of consecutive calls of one shape whose pointers advance by the same steps.
+  for (std::size_t first = 0; first < calls.size();) {
+    std::size_t end = first + 1;
+    while (end < calls.size() && same_shape(calls[first], calls[end]) &&
+           calls[end].a - calls[end - 1].a == calls[first + 1].a - calls[first].a &&
+           calls[end].b - calls[end - 1].b == calls[first + 1].b - calls[first].b &&
+           calls[end].c - calls[end - 1].c == calls[first + 1].c - calls[first].c)
+      ++end;
+    launch(calls, first, end - first);
+    first = end;
+  }
+}
+
+}  // namespace
+
+void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(calls); }
+
+BlasInfo blas_info() {
+  BlasInfo info;
+  info.config = std::format("cuBLAS {}.{}.{}", CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
+  cudaDeviceProp props{};
+  if (cudaGetDeviceProperties(&props, ExecSpace().cuda_device()) == cudaSuccess) info.core = props.name;
+  info.threading = "one CUDA stream per device";
+  return info;
+}
+
+}  // namespace tessel::detail
