@@ -20,17 +20,21 @@ Key fold_in(Key key, std::uint32_t data) { return prng::fold_in(key, data); }
 namespace detail {
 namespace {
 
+// Where a shard lies in the whole tensor, by value for the kernel. (At namespace scope: nvcc
+// refuses a function-local type in a device lambda's captures.)
+struct Geometry {
+  int rank;
+  std::int64_t local_extent[max_rank];
+  std::int64_t start[max_rank];
+  std::int64_t global_stride[max_rank];
+};
+
 // Fills one shard: element e of the shard sits at a global index whose row-major flat position is
 // the counter, so the values do not depend on how the tensor is split.
 template <class T>
 void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& global, Key key, Distribution dist,
                 compute_t<T> minval, compute_t<T> maxval) {
-  struct Geometry {
-    int rank;
-    std::int64_t local_extent[max_rank];
-    std::int64_t start[max_rank];
-    std::int64_t global_stride[max_rank];
-  } g{};
+  Geometry g{};
   g.rank = global.rank();
   row_major_strides(global, g.global_stride);
   for (int d = 0; d < g.rank; ++d) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <format>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -206,12 +207,14 @@ std::shared_ptr<detail::TensorImpl> SafetensorsFile::load_impl(std::string_view 
                              to_string(*expected)));
   std::byte const* data = map_->bytes() + data_offset_ + e.begin;
   auto const count = static_cast<std::size_t>(e.shape.num_elements());
-  // A writer may leave a tensor unaligned for its type: such bytes are copied to aligned memory first.
-  std::vector<std::max_align_t> aligned;
+  // A writer may leave a tensor unaligned for its type: such bytes are copied to aligned memory
+  // first (new's default alignment suits every dtype). (Bytes, not std::vector<std::max_align_t>:
+  // nvcc 13's front end crashes destroying glibc's unnamed max_align_t struct.)
+  std::unique_ptr<std::byte[]> aligned;
   if (reinterpret_cast<std::uintptr_t>(data) % size_of(dtype) != 0) {
-    aligned.resize((e.end - e.begin + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
-    std::memcpy(aligned.data(), data, e.end - e.begin);
-    data = reinterpret_cast<std::byte const*>(aligned.data());
+    aligned = std::make_unique_for_overwrite<std::byte[]>(e.end - e.begin);
+    std::memcpy(aligned.get(), data, e.end - e.begin);
+    data = aligned.get();
   }
   return detail::place(detail::HostBytes{data, count, dtype}, e.shape, dtype, sharding);
 }
