@@ -73,8 +73,124 @@ inline bool unit_rows(Space const& space, std::vector<std::int64_t*> const& stri
   return std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[space.rank - 1] == 1; });
 }
 
+// Launch shapes. Host backends give a work item a row or a 16K-element chunk of one, and a
+// reduced output's rows to one thread (below). Device backends, and host builds compiled with
+// TESSEL_DEVICE_SHAPED_KERNELS (which test the device shapes' logic on a CPU), give a work item one
+// element, and a reduced output to a team whose members compute reduce_row's 64 lanes. Both
+// combine in reduce_row's order, so a result has the same bits in either shape.
+#if defined(TESSEL_DEVICE_SHAPED_KERNELS) || defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+#define TESSEL_DEVICE_SHAPES 1
+
+template <bool Unit, bool Fused, class Ev, class V>
+void launch_elementwise_device(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space,
+                               bool rows) {
+  int const outer = space.rank - 1;
+  std::int64_t const length = space.extent[outer];
+  std::int64_t nrows = 1;
+  for (int d = 0; d < outer; ++d) nrows *= space.extent[d];
+  if (nrows * length == 0) return;
+  Space s = space;
+  if (!rows) {
+    // One element per work item: neighbouring threads read and write neighbouring elements.
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, nrows * length), KOKKOS_LAMBDA(std::int64_t i) {
+          std::int64_t row = i / length;
+          std::int64_t idx[max_rank];
+          for (int d = outer; d-- > 0;) {
+            idx[d] = row % s.extent[d];
+            row /= s.extent[d];
+          }
+          Ev local = ev;
+          local.begin_row(idx, outer);
+          out[i] = static_cast<V>(local.template at<Unit, Fused>(i % length));
+        });
+    return;
+  }
+  // Rows with fused reductions: a team per row; each member computes the row's reductions
+  // (begin_row) and the members share the row's elements.
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  Kokkos::parallel_for(
+      label, Policy(exec, nrows, Kokkos::AUTO), KOKKOS_LAMBDA(typename Policy::member_type const& team) {
+        std::int64_t row = team.league_rank();
+        std::int64_t idx[max_rank];
+        for (int d = outer; d-- > 0;) {
+          idx[d] = row % s.extent[d];
+          row /= s.extent[d];
+        }
+        Ev local = ev;
+        local.begin_row(idx, outer);
+        V* o = out + team.league_rank() * length;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, length),
+                             [&](std::int64_t e) { o[e] = static_cast<V>(local.template at<Unit, Fused>(e)); });
+      });
+}
+
+// One team per output of a reduction over the last space dimensions (launch_reduce's `kept`
+// first dimensions index the outputs): for each of its rows, lane j (one member's) takes elements
+// j, j + 64, ... in order, then one member combines the lanes in reduce_row's tree, the row's tail
+// and the output's running value.
+template <class Op, class C, class Ev, class V>
+void reduce_outputs_device(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, int kept,
+                           std::int64_t outputs, std::int64_t per_output, C scale) {
+  constexpr int lanes = reduction_lanes;
+  int const outer = space.rank - 1;
+  std::int64_t const length = space.extent[outer];
+  std::int64_t const whole = length - length % lanes;
+  Space s = space;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Lanes = Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Policy policy(exec, outputs, Kokkos::AUTO);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Lanes::shmem_size(lanes)));
+  Kokkos::parallel_for(
+      label, policy, KOKKOS_LAMBDA(typename Policy::member_type const& team) {
+        Lanes lane(team.team_scratch(0), lanes);
+        std::int64_t const o = team.league_rank();
+        C acc = Op::template identity<C>();
+        for (std::int64_t r = 0; r < per_output; ++r) {
+          std::int64_t idx[max_rank];
+          std::int64_t rest = r;
+          for (int d = outer; d-- > kept;) {
+            idx[d] = rest % s.extent[d];
+            rest /= s.extent[d];
+          }
+          rest = o;
+          for (int d = kept; d-- > 0;) {
+            idx[d] = rest % s.extent[d];
+            rest /= s.extent[d];
+          }
+          Ev local = ev;
+          local.begin_row(idx, outer);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lanes), [&](int j) {
+            C a = Op::template identity<C>();
+            for (std::int64_t e = j; e < whole; e += lanes)
+              a = Op::combine(a, static_cast<C>(local.template at<false, false>(e)));
+            lane(j) = a;
+          });
+          team.team_barrier();
+          Kokkos::single(
+              Kokkos::PerTeam(team),
+              [&](C& total) {
+                if (whole > 0) {
+                  for (int width = lanes / 2; width >= 1; width /= 2)
+                    for (int j = 0; j < width; ++j) lane(j) = Op::combine(lane(j), lane(j + width));
+                  total = Op::combine(total, lane(0));
+                }
+                for (std::int64_t e = whole; e < length; ++e)
+                  total = Op::combine(total, static_cast<C>(local.template at<false, false>(e)));
+              },
+              acc);
+          team.team_barrier();  // the lanes are written again for the next row
+        }
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { out[o] = V(scaled<Op>(acc, scale)); });
+      });
+}
+#endif
+
 template <bool Unit, bool Fused, class Ev, class V>
 void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space, bool rows) {
+#ifdef TESSEL_DEVICE_SHAPES
+  launch_elementwise_device<Unit, Fused>(exec, label, ev, out, space, rows);
+#else
   int outer = space.rank - 1;
   std::int64_t length = space.extent[outer];
   std::int64_t nrows = 1;
@@ -109,6 +225,7 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
 #pragma GCC ivdep
         for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
       });
+#endif
 }
 
 // The four instantiations of launch_elementwise, chosen at run time.
@@ -153,12 +270,16 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
     return reduce_row<Op, C, false, false>(local, length, acc);
   };
   if (outputs >= 64) {
+#ifdef TESSEL_DEVICE_SHAPES
+    reduce_outputs_device<Op, C>(exec, label, ev, out, space, kept, outputs, per_output, scale);
+#else
     for_each_index(
         exec, label, outputs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t o) {
           C acc = Op::template identity<C>();
           for (std::int64_t r = 0; r < per_output; ++r) acc = row_sum(o, r, acc);
           out[o] = V(scaled<Op>(acc, scale));
         });
+#endif
   } else {
     // Few outputs: each output's rows are cut into runs that the shape alone fixes, reduced in
     // parallel and then combined in run order, so that the bits are the same whatever the thread
