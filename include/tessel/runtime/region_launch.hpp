@@ -81,6 +81,14 @@ inline bool unit_rows(Space const& space, std::vector<std::int64_t*> const& stri
 #if defined(TESSEL_DEVICE_SHAPED_KERNELS) || defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
 #define TESSEL_DEVICE_SHAPES 1
 
+// Space dimensions [first, last) of the flat index `flat` (the last fastest) into idx.
+KOKKOS_INLINE_FUNCTION void unflatten(Space const& s, std::int64_t flat, int first, int last, std::int64_t* idx) {
+  for (int d = last; d-- > first;) {
+    idx[d] = flat % s.extent[d];
+    flat /= s.extent[d];
+  }
+}
+
 template <bool Unit, bool Fused, class Ev, class V>
 void launch_elementwise_device(ExecSpace const& exec, char const* label, Ev const& ev, V* out, Space const& space,
                                bool rows) {
@@ -94,12 +102,8 @@ void launch_elementwise_device(ExecSpace const& exec, char const* label, Ev cons
     // One element per work item: neighbouring threads read and write neighbouring elements.
     Kokkos::parallel_for(
         label, Kokkos::RangePolicy<ExecSpace>(exec, 0, nrows * length), KOKKOS_LAMBDA(std::int64_t i) {
-          std::int64_t row = i / length;
           std::int64_t idx[max_rank];
-          for (int d = outer; d-- > 0;) {
-            idx[d] = row % s.extent[d];
-            row /= s.extent[d];
-          }
+          unflatten(s, i / length, 0, outer, idx);
           Ev local = ev;
           local.begin_row(idx, outer);
           out[i] = static_cast<V>(local.template at<Unit, Fused>(i % length));
@@ -111,12 +115,8 @@ void launch_elementwise_device(ExecSpace const& exec, char const* label, Ev cons
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   Kokkos::parallel_for(
       label, Policy(exec, nrows, Kokkos::AUTO), KOKKOS_LAMBDA(typename Policy::member_type const& team) {
-        std::int64_t row = team.league_rank();
         std::int64_t idx[max_rank];
-        for (int d = outer; d-- > 0;) {
-          idx[d] = row % s.extent[d];
-          row /= s.extent[d];
-        }
+        unflatten(s, team.league_rank(), 0, outer, idx);
         Ev local = ev;
         local.begin_row(idx, outer);
         V* o = out + team.league_rank() * length;
@@ -148,16 +148,8 @@ void reduce_outputs_device(ExecSpace const& exec, char const* label, Ev const& e
         C acc = Op::template identity<C>();
         for (std::int64_t r = 0; r < per_output; ++r) {
           std::int64_t idx[max_rank];
-          std::int64_t rest = r;
-          for (int d = outer; d-- > kept;) {
-            idx[d] = rest % s.extent[d];
-            rest /= s.extent[d];
-          }
-          rest = o;
-          for (int d = kept; d-- > 0;) {
-            idx[d] = rest % s.extent[d];
-            rest /= s.extent[d];
-          }
+          unflatten(s, r, kept, outer, idx);
+          unflatten(s, o, 0, kept, idx);
           Ev local = ev;
           local.begin_row(idx, outer);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lanes), [&](int j) {
