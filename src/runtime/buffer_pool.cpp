@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
 
 namespace tessel::detail {
@@ -40,28 +41,8 @@ Pool& pool() {
   return *p;
 }
 
-constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-constexpr std::align_val_t alignment{64};  // Kokkos' own alignment
-
-// Host shards are plain aligned heap memory, so a tensor that outlives Kokkos (destroyed after its
-// ScopeGuard ended) still frees safely. Device shards go through Kokkos, and after finalize they
-// are left to the driver, which frees them with the context.
-void* raw_allocate(std::size_t size) {
-  if constexpr (host_memory) {
-    return ::operator new(size, alignment, std::nothrow);
-  } else {
-    try {
-      return Kokkos::kokkos_malloc<MemSpace>("tessel::shard", size);
-    } catch (std::exception const&) {  // Kokkos::Experimental::RawMemoryAllocationFailure
-      return nullptr;
-    }
-  }
-}
-
-void raw_free(void* memory) {
-  if constexpr (host_memory) ::operator delete(memory, alignment);
-  else if (Kokkos::is_initialized()) Kokkos::kokkos_free<MemSpace>(memory);
-}
+void* raw_allocate(std::size_t size) { return backend::allocate_device_bytes(size); }
+void raw_free(void* memory) { backend::free_device_bytes(memory); }
 
 void give_back(void* memory, std::size_t size) {
   auto& p = pool();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
@@ -33,18 +34,6 @@ int count_from_environment() {
   if (*end != '\0' || n < 1 || n > 65536)
     throw Error(std::format("TESSEL_NUM_DEVICES='{}' is not a device count between 1 and 65536", env));
   return static_cast<int>(n);
-}
-
-std::vector<ExecSpace> make_instances(int n) {
-  // Host backends: one thread pool serves every logical device, so every device uses the default
-  // instance and a kernel still gets all cores. Partitioning 2 cores into 8 pools would make each
-  // device's kernel single-threaded or worse.
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    return std::vector<ExecSpace>(static_cast<std::size_t>(n), ExecSpace());
-  } else {
-    // GPU backends: one stream per device, so devices' kernels and copies can overlap.
-    return Kokkos::Experimental::partition_space(ExecSpace(), std::vector<int>(static_cast<std::size_t>(n), 1));
-  }
 }
 
 }  // namespace
@@ -97,17 +86,13 @@ Device const& device(int id) {
                   "read or computed with");
     if (!Kokkos::is_initialized())
       throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
-    auto instances = make_instances(local);
+    auto instances = backend::make_device_instances(local);
     for (int i = 0; i < local; ++i) r.devices.push_back(Device{first + i, instances[static_cast<std::size_t>(i)]});
   }
   return r.devices[static_cast<std::size_t>(id - first)];
 }
 
 void fence_all_devices() { Kokkos::fence("tessel::fence_all_devices"); }
-
-std::string_view platform_name() {
-  return Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? "cpu" : "gpu";
-}
 
 // Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
 ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {

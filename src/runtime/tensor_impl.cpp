@@ -14,8 +14,6 @@
 namespace tessel::detail {
 namespace {
 
-constexpr bool host_accessible = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-
 // For each mesh position, the first position holding the same box (of this process's positions
 // only, when `local`; another process's positions are then their own): data is moved into that
 // one and replicas are copied from it, so replicated shards cost one transfer from the host.
@@ -112,6 +110,30 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   return t;
 }
 
+void shard_to_host(ShardBuffer const& shard, Box const& region, std::byte* host, Box const& host_box,
+                   std::size_t element) {
+  if (region.empty()) return;
+  device(shard.device).exec.fence();  // the shard's writers
+  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), shard.bytes);
+  copy_region_on_host(mirror.data(), shard.index, host, host_box, region, element);
+  HostExecSpace().fence();
+}
+
+void host_to_shard(std::byte const* host, Box const& host_box, ShardBuffer const& shard, Box const& region,
+                   std::size_t element) {
+  if (region.empty()) return;
+  auto const& exec = device(shard.device).exec;
+  exec.fence();  // the shard's readers and writers
+  auto mirror = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), shard.bytes);
+  if (!(region == shard.index)) Kokkos::deep_copy(mirror, shard.bytes);  // the rest of the shard stays
+  copy_region_on_host(host, host_box, mirror.data(), shard.index, region, element);
+  HostExecSpace().fence();
+  if (mirror.data() != shard.bytes.data()) {
+    Kokkos::deep_copy(exec, shard.bytes, mirror);
+    exec.fence();  // the mirror dies on return
+  }
+}
+
 namespace {
 // Fills this process's shards of a new tensor from host data laid out row-major over `box`:
 // each distinct block once, then its replicas device to device.
@@ -121,15 +143,7 @@ void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   for (std::size_t i = 0; i < t.shards.size(); ++i) {
     auto& s = t.shards[i];
     if (first[i] != i || !s.addressable) continue;
-    if constexpr (host_accessible) {
-      copy_region(device(s.device).exec, src, box, s.bytes.data(), s.index, s.index, element);
-    } else {
-      auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
-      copy_region_on_host(src, box, staging.data(), s.index, s.index, element);
-      HostExecSpace().fence();
-      Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
-      device(s.device).exec.fence();  // staging dies at the end of this iteration
-    }
+    host_to_shard(src, box, s, s.index, element);
   }
   copy_replicas(t, first);
 }
@@ -239,16 +253,13 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
         exchange.receive(src_process, a.packed.data(), a.packed.size());
       } else if (src->addressable) {
         auto& packed = departures.emplace_back(static_cast<std::size_t>(region.num_elements()) * element);
-        copy_region(device(src->device).exec, src->bytes.data(), src->index, packed.data(), region, region, element);
-        device(src->device).exec.fence();
+        shard_to_host(*src, region, packed.data(), region, element);
         exchange.send(dst_process, packed.data(), packed.size());
       }
           }
   }
   exchange.wait();
-  for (auto& a : arrivals)
-    copy_region(device(a.dst->device).exec, a.packed.data(), a.region, a.dst->bytes.data(), a.dst->index, a.region,
-                element);
+  for (auto& a : arrivals) host_to_shard(a.packed.data(), a.region, *a.dst, a.region, element);
   fence_all_devices();
   return t;
 }
@@ -270,13 +281,7 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
   for (std::size_t i = 0; i < source.shards.size(); ++i) {
     auto const& s = source.shards[i];
     if (first[i] != i) continue;
-    if constexpr (host_accessible) {
-      copy_region(device(s.device).exec, s.bytes.data(), s.index, dst, whole, s.index, size_of(dtype));
-    } else {
-      auto staging = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.bytes);
-      copy_region_on_host(staging.data(), s.index, dst, whole, s.index, size_of(dtype));
-      HostExecSpace().fence();
-    }
+    shard_to_host(s, s.index, dst, whole, size_of(dtype));
   }
   fence_all_devices();
 }

@@ -173,7 +173,7 @@ TEST_CASE("reductions and softmax over a 200-op chain equal the one-device resul
     auto before = execution_counts();
     Tensor<float> soft_rows = softmax(left_deep(rows_only));
     CHECK(execution_counts().kernels == before.kernels + 1);
-    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 1);
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + (tessel::backend::caches_rows ? 1 : 0));
     CHECK(test::bitwise_equal(soft_rows.to_host(), Tensor<float>(softmax(left_deep(whole(rows_only)))).to_host()));
   }
 }

@@ -1,12 +1,60 @@
 #pragma once
-// The one primitive every data movement is made of: copy a box of the global index space between
-// two row-major buffers that hold (possibly different) boxes of it.
+// The one primitive every data movement is made of: copy boxes of the global index space between
+// row-major buffers that hold (possibly different) boxes of it. A CopyBatch runs many such copies
+// as one kernel (a collective's, for every member); copy_region is a batch of one.
 #include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "tessel/core/box.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/run_plan.hpp"
 
 namespace tessel::detail {
+
+// Box copies enqueued together. Each source region goes to one or more destinations that share one
+// layout. Work items follow the backend's copy shape (backend::copy_chunk): a host thread copies a
+// chunk (several short runs at a time), a GPU thread one element.
+class CopyBatch {
+ public:
+  // One source region copied to `num_dst` destinations that share one layout.
+  struct Task {
+    RunPlan plan;
+    std::byte const* src;
+    int first_dst, num_dst;
+    std::int64_t chunks;         // work items per run (long runs), or 1
+    std::int64_t runs_per_item;  // runs per work item (short runs), or 1
+    std::int64_t first_item;     // work items of the tasks before this one
+  };
+
+  // Copies `region` (global coordinates, inside both boxes) from src, which holds src_box, into
+  // every buffer of `dsts`, each holding dst_box.
+  void add(std::byte const* src, Box const& src_box, Box const& dst_box, Box const& region,
+           std::span<std::byte* const> dsts);
+  // Enqueues the copies on `exec`, which must be able to read and write every buffer, and starts a
+  // new batch (the kernel holds its own copy of the tables). Asynchronous: fence `exec` before
+  // reading a destination elsewhere. Moves bits as unsigned words of the element size (1, 2, 4, 8).
+  void launch(ExecSpace const& exec, std::size_t element_size);
+  // The same on the host's execution space, for host buffers.
+  void launch_on_host(std::size_t element_size);
+
+  // When the batch is part of a larger operation: the bytes that operation writes, which decide
+  // whether the copies write around the caches (backend::streams); by default, the batch's own.
+  void set_operation_bytes(std::size_t bytes) { operation_bytes_ = bytes; }
+
+  [[nodiscard]] std::span<Task const> tasks() const { return tasks_; }
+  [[nodiscard]] std::span<std::byte* const> destinations() const { return dsts_; }
+  [[nodiscard]] std::int64_t items() const { return items_; }
+  [[nodiscard]] std::size_t operation_bytes() const { return operation_bytes_; }
+  void clear();
+
+ private:
+  std::vector<Task> tasks_;
+  std::vector<std::byte*> dsts_;
+  std::int64_t items_ = 0;
+  std::size_t operation_bytes_ = 0;
+};
 
 // Copies `region` (global coordinates, inside both src_box and dst_box) from src, which holds
 // src_box, into dst, which holds dst_box. Runs on `exec`, which must be able to read and write

@@ -17,7 +17,7 @@
 #include "tessel/core/reduce_op.hpp"
 #include "tessel/core/shape.hpp"
 #include "tessel/expr/ops.hpp"
-#include "tessel/runtime/lane_vectors.hpp"
+#include "tessel/runtime/backend/kernel_traits.hpp"
 
 namespace tessel::detail {
 
@@ -63,7 +63,7 @@ struct LeafEval {
   // Asks for position e of the next row ahead of time (a hint: rows that compute a lot while the
   // next row's memory is idle hide its latency this way).
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
-    KOKKOS_IF_ON_HOST((__builtin_prefetch(data + base + next_row + e * inner);))
+    backend::prefetch(data + base + next_row + e * inner);
   }
   KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
     if (next_row != 0) s.add(data + base + next_row, inner * static_cast<std::int64_t>(sizeof(T)));
@@ -314,7 +314,7 @@ inline constexpr int reduction_lanes = 64;
 // one by one (a row shorter than 64 is summed in order, as XLA does). The order is fixed by the
 // row length alone, so a row reduces the same way on any mesh and any backend.
 //
-// On host CPUs the floating lanes are native vectors (lane_vectors.hpp: GCC 14 leaves XLA's max
+// On host CPUs the floating lanes are native vectors (backend/host/lane_vectors.hpp: GCC 14 leaves XLA's max
 // scalar when the lanes are scalars), fed straight from a contiguous row, or from blocks of
 // values that a plain loop (vectorized as any fused kernel) computes into L1.
 template <class Op, class T, bool Unit, bool Fused, class Ev>
@@ -385,9 +385,8 @@ KOKKOS_FORCEINLINE_FUNCTION void write_row_prefetching(Ev const& ev, V* __restri
   std::int64_t e = begin;
   for (; e + block <= end; e += block) {
     for (std::int64_t k = 0; k < block; k += line) {
-      for (int i = 0; i < nstreams; ++i)
-        KOKKOS_IF_ON_HOST((__builtin_prefetch(streams.base[i] + (e + k) * streams.step[i]);))
-      KOKKOS_IF_ON_HOST((__builtin_prefetch(out + length + e + k, 1);))
+      for (int i = 0; i < nstreams; ++i) backend::prefetch(streams.base[i] + (e + k) * streams.step[i]);
+      backend::prefetch_for_write(out + length + e + k);
     }
 #pragma GCC ivdep
     for (std::int64_t k = 0; k < block; ++k) out[e + k] = static_cast<V>(ev.template at<Unit, Fused>(e + k));
@@ -406,19 +405,6 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row_storing(Ev const& ev_in, std::int64_t l
   write_row_prefetching<Unit, true>(ev, row, 0, length, length);
   return reduce_row<Op, T, true, true>(RowEval<T>{row}, length, acc);
 }
-
-// Per-row values shared by the row-fused reductions of one kernel that compute the same value
-// (LayerNorm's mean, once in (x - mean) and again inside var; Flax's mu in (x - mu) and in the
-// variance): the first, in begin_row order, computes it and leaves it here; the others read it
-// instead of reducing the row again (RowMemo in region_kernels.hpp assigns the slots). Per host
-// thread, as each thread begins its rows one at a time. Host builds only; device builds reduce
-// each occurrence.
-#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
-#define TESSEL_ROW_MEMO 1
-inline constexpr int row_memo_slots = 16;
-template <class T>
-inline thread_local T row_memo[row_memo_slots];
-#endif
 
 // A mean's sum times the reciprocal of its count, as XLA computes it, the product kept apart from
 // its consumers' adds (no FMA), so that a fused kernel and a kernel of its own round it alike;
@@ -461,7 +447,8 @@ struct ReduceEval {
 #endif
     child.begin_row(idx, outer);
     C id = Op::template identity<C>();
-    if (unit_rows && child_fused) value = scaled<Op>(reduce_row<Op, C, true, true>(child, length, id), scale);
+    if constexpr (!backend::specializes_rows) value = scaled<Op>(reduce_row<Op, C, false, false>(child, length, id), scale);
+    else if (unit_rows && child_fused) value = scaled<Op>(reduce_row<Op, C, true, true>(child, length, id), scale);
     else if (unit_rows) value = scaled<Op>(reduce_row<Op, C, true, false>(child, length, id), scale);
     else if (child_fused) value = scaled<Op>(reduce_row<Op, C, false, true>(child, length, id), scale);
     else value = scaled<Op>(reduce_row<Op, C, false, false>(child, length, id), scale);

@@ -1,10 +1,11 @@
 #pragma once
-// Launching a kernel over [0, n). Tiny kernels on host backends run inline on the calling thread:
-// waking a thread pool costs more than the work (a jitted step over 8 elements on 8 devices would
-// otherwise pay 8 pool wake-ups), and the lambda is the same code either way.
+// Launching a kernel over [0, n). Tiny kernels run inline on the calling thread where the backend
+// says that is cheaper (backend::inline_kernel_work), and the lambda is the same code either way.
 #include <cstdint>
 
 #include <Kokkos_Core.hpp>
+
+#include "tessel/runtime/backend/kernel_traits.hpp"
 
 namespace tessel::detail {
 
@@ -14,13 +15,10 @@ namespace tessel::detail {
 inline thread_local char const* running_step_label = nullptr;
 inline char const* kernel_label(char const* fallback) { return running_step_label ? running_step_label : fallback; }
 
-// Below this many elements of work, a host kernel runs inline.
-inline constexpr std::int64_t inline_kernel_work = 1 << 14;
-
 template <class Exec, class F>
 void for_each_index(Exec const& exec, char const* label, std::int64_t n, std::int64_t work, F const& f) {
-  if constexpr (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible) {
-    if (work < inline_kernel_work) {
+  if constexpr (backend::inline_kernel_work > 0) {
+    if (work < backend::inline_kernel_work) {
       for (std::int64_t i = 0; i < n; ++i) f(i);
       return;
     }

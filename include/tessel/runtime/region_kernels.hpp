@@ -300,7 +300,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   auto out = TensorImpl::allocate(shape, dtype_of<V>, *p.out);
   Binder const b{plan, state};
   bool const rows = b.has_row_fusion<E>(base);
-  bool const cached = rows && b.row_cache_applies<E>(base);
+  bool const cached = backend::caches_rows && rows && b.row_cache_applies<E>(base);
   RowMemo const memo = rows ? b.row_memo<E>(base) : RowMemo{};
   Binder const shared{plan, state, &memo};
   bool memo_used = false;
@@ -316,7 +316,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
     auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
     auto const& exec = device(out->shards[pos].device).exec;
     bool unit = unit_rows(space, strides);
-    if constexpr (!std::is_void_v<cached_reduce_t<E, V>>) {
+    if constexpr (backend::caches_rows && !std::is_void_v<cached_reduce_t<E, V>>) {
       if (cached && ev.all_reduces_fused()) {
         auto cev = b.bind_cached<cached_reduce_t<E, V>, E>(base, static_cast<int>(pos), local, space, o);
         launch_elementwise<true>(exec, label, cev, o, space, rows, unit);

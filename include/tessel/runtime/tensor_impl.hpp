@@ -28,6 +28,14 @@ struct ShardBuffer {
   bool addressable = true;             // on one of this process's devices
 };
 
+// Region copies between a shard of this process and host memory (`host` holds `host_box`), through
+// a host mirror of the shard: the shard itself where devices use host memory, a staging copy of the
+// whole shard otherwise. They return when the copy is done.
+void shard_to_host(ShardBuffer const& shard, Box const& region, std::byte* host, Box const& host_box,
+                   std::size_t element);
+void host_to_shard(std::byte const* host, Box const& host_box, ShardBuffer const& shard, Box const& region,
+                   std::size_t element);
+
 struct TensorImpl {
   Shape shape;
   DType dtype;

@@ -27,11 +27,11 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/run_plan.hpp"
-#include "tessel/runtime/stream_copy.hpp"
 #include "../distributed/world.hpp"
 #include "checks.hpp"
 
@@ -94,30 +94,16 @@ std::byte* scratch(std::size_t slot, std::size_t bytes) {
 std::size_t bytes_of(Box const& b, std::size_t element) { return static_cast<std::size_t>(b.num_elements()) * element; }
 
 // Copies `region` between two buffers of this process (src holds src_box, dst holds dst_box), on
-// the host's threads; with non-temporal stores when `stream` (outputs too large for the cache, as
-// the in-process collectives decide). Asynchronous: the collective fences before it returns.
+// the host's threads. `operation_bytes`: what the whole collective writes here, which decides
+// whether the copies write around the caches (backend::streams). Asynchronous: the collective
+// fences before it returns.
 void copy_here(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box, Box const& region,
-               std::size_t element, bool stream) {
-  if (region.empty()) return;
-  detail::RunPlan const p = detail::plan_runs(src_box, dst_box, region);
-  std::int64_t const chunks = (p.run_length + detail::run_chunk - 1) / detail::run_chunk;
-  Kokkos::parallel_for(
-      "tessel::collective_copy", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, p.runs * chunks),
-      [=](std::int64_t item) {
-        std::int64_t s, d;
-        detail::run_offsets(p, item / chunks, s, d);
-        std::int64_t begin = (item % chunks) * detail::run_chunk;
-        std::int64_t len = std::min(detail::run_chunk, p.run_length - begin);
-        auto const* from = src + static_cast<std::size_t>(s + begin) * element;
-        auto* to = dst + static_cast<std::size_t>(d + begin) * element;
-        auto n = static_cast<std::size_t>(len) * element;
-        if (stream) {
-          detail::stream_copy(to, from, n);
-          detail::stream_fence();
-        } else {
-          std::memcpy(to, from, n);
-        }
-      });
+               std::size_t element, std::size_t operation_bytes) {
+  detail::CopyBatch batch;
+  std::byte* dsts[] = {dst};
+  batch.add(src, src_box, dst_box, region, dsts);
+  batch.set_operation_bytes(operation_bytes);
+  batch.launch_on_host(element);
 }
 
 // Where each process's all-gather pieces lie in the whole's elements, when each process's are
@@ -149,8 +135,6 @@ std::optional<Ranges> process_ranges(std::span<GroupMember const> group, std::sp
   }
   return out;
 }
-
-bool streams(std::size_t output_bytes) { return output_bytes >= detail::stream_output_bytes; }
 
 class AcrossProcesses final : public Collectives {
  public:
@@ -265,7 +249,7 @@ class AcrossProcesses final : public Collectives {
     GroupMember const* first = spread.first_output(group);
     // Remote pieces land in the first local output (or, with none, in a buffer that is dropped).
     std::byte* receiving = first ? first->out : scratch(0, bytes_of(whole, element));
-    bool const stream = streams(bytes_of(whole, element) * spread.local.size());
+    std::size_t const written = bytes_of(whole, element) * spread.local.size();
     fence_all_devices();
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
       // Each process's pieces are one range of the whole's elements (a split of the outer
@@ -273,7 +257,7 @@ class AcrossProcesses final : public Collectives {
       // after the local pieces are copied in.
       std::byte const* send = spread.local.size() == 1 ? group[spread.local[0]].in : nullptr;
       if (!send)
-        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, stream);
+        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
       Kokkos::fence();
       if (distributed::all_gather_ranges(spread.processes, send, receiving, element, ranges->counts, ranges->starts,
                                          "an all-gather across processes")) {
@@ -291,7 +275,7 @@ class AcrossProcesses final : public Collectives {
       if (process_of(group[j]) != spread.me) continue;
       for (int q : spread.processes)
         if (q != spread.me) transfer.send(q, group[j].in, pieces[j], pieces[j]);
-      copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, stream);
+      copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
     }
     transfer.wait();
     Kokkos::fence();
@@ -334,7 +318,7 @@ class AcrossProcesses final : public Collectives {
       int const from = process_of(group[j]), to = process_of(group[k]);
       if (from != spread.me) return;
       if (to != spread.me) transfer.send(to, group[j].in, in_boxes[j], part);
-      else if (group[k].out) copy_here(group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, streams(out_bytes));
+      else if (group[k].out) copy_here(group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, out_bytes);
     });
     transfer.wait();
     fence_all_devices();
@@ -369,7 +353,7 @@ class AcrossProcesses final : public Collectives {
       Box const& box = in_boxes[src];
       if (from != spread.me) continue;
       if (to != spread.me) transfer.send(to, group[src].in, box, box);
-      else if (group[dst].out) copy_here(group[src].in, box, group[dst].out, box, box, element, streams(out_bytes));
+      else if (group[dst].out) copy_here(group[src].in, box, group[dst].out, box, box, element, out_bytes);
     }
     transfer.wait();
     fence_all_devices();
@@ -412,9 +396,9 @@ class AcrossProcesses final : public Collectives {
   // Every local output other than `first` a copy of it (all hold `box`).
   static void copy_to_other_outputs(std::span<GroupMember const> group, GroupProcesses const& spread, GroupMember const* first,
                                     Box const& box, std::size_t element) {
-    bool const stream = streams(bytes_of(box, element) * spread.local.size());
+    std::size_t const written = bytes_of(box, element) * spread.local.size();
     for (std::size_t k : spread.local)
-      if (group[k].out && &group[k] != first) copy_here(first->out, box, group[k].out, box, box, element, stream);
+      if (group[k].out && &group[k] != first) copy_here(first->out, box, group[k].out, box, box, element, written);
     Kokkos::fence();
   }
 };

@@ -6,6 +6,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/distributed.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
 #include "world.hpp"
 
 namespace tessel::detail {
@@ -27,15 +28,19 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
     Box index;
   };
   std::vector<Arrival> arrivals;
+  // What this process sends, in host memory: each shard's host mirror (the shard itself where
+  // devices use host memory), alive until the exchange is done.
+  std::vector<decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), source.shards[0].bytes))> sent;
   std::vector<Box> seen;
   for (auto const& s : source.shards) {
     if (std::find(seen.begin(), seen.end(), s.index) != seen.end()) continue;
     seen.push_back(s.index);  // the first position holding a block sends it
     std::size_t bytes = static_cast<std::size_t>(s.index.num_elements()) * element;
     if (s.addressable) {
-      copy_region(device(s.device).exec, s.bytes.data(), s.index, dst, whole, s.index, element);
+      shard_to_host(s, s.index, dst, whole, element);
+      auto const& mirror = sent.emplace_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.bytes));
       for (int q = 0; q < distributed::process_count(); ++q)
-        if (q != me) exchange.send(q, s.bytes.data(), bytes);
+        if (q != me) exchange.send(q, mirror.data(), bytes);
     } else {
       auto& a = arrivals.emplace_back(Arrival{std::vector<std::byte>(bytes), s.index});
       exchange.receive(distributed::process_of(s.device), a.bytes.data(), bytes);

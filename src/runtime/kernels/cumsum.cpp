@@ -11,6 +11,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/expr/xla_scalar.hpp"
+#include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -133,18 +134,23 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
             std::vector<Word> last(static_cast<std::size_t>(l.outer * l.inner));
             distributed::Exchange exchange;
             if (prev.addressable) {
-              T const* before = reinterpret_cast<T const*>(prev.bytes.data());
-              for (std::int64_t o = 0; o < l.outer; ++o)
-                for (std::int64_t i = 0; i < l.inner; ++i)
-                  last[static_cast<std::size_t>(o * l.inner + i)] = before[(o * (last_at + 1) + last_at) * l.inner + i];
+              Box slice = prev.index;  // the block before's last slice, row-major: line (o, i) at o * inner + i
+              slice[axis].start = slice[axis].stop - 1;
+              shard_to_host(prev, slice, reinterpret_cast<std::byte*>(last.data()), slice, sizeof(T));
               exchange.send(distributed::process_of(cur.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
             } else {
               exchange.receive(distributed::process_of(prev.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
-              carry_into<Op>(device(cur.device).exec, label, l, reinterpret_cast<T const*>(last.data()), l.inner, 0,
+              // Into the device's memory, where the kernel reads it.
+              auto const& exec = device(cur.device).exec;
+              auto carried = acquire_device_memory(last.size() * sizeof(T));
+              Kokkos::deep_copy(exec, ByteView(carried.get(), last.size() * sizeof(T)),
+                                Kokkos::View<std::byte const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                    reinterpret_cast<std::byte const*>(last.data()), last.size() * sizeof(T)));
+              carry_into<Op>(exec, label, l, reinterpret_cast<T const*>(carried.get()), l.inner, 0,
                              reinterpret_cast<T*>(cur.bytes.data()));
-              device(cur.device).exec.fence();  // `last` ends with this scope
+              exec.fence();  // `last` and `carried` end with this scope
             }
           }
         }

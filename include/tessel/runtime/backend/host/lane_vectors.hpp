@@ -6,7 +6,8 @@
 // whatever the compiler version. Lane j accumulates elements j, j + lanes, ... of the row in
 // order, as the scalar lanes do, so the result has the same bits on every vector width.
 //
-// Host backends only: GPU builds (and compilers without the extension) keep the scalar lanes.
+// Host backends only (backend/kernel_traits.hpp includes this folder for them); compilers without
+// the extension keep the scalar lanes.
 #include <concepts>
 #include <cstdint>
 #include <cstring>
@@ -17,8 +18,7 @@
 
 #include "tessel/core/reduce_op.hpp"
 
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
-    !defined(KOKKOS_ENABLE_SYCL)
+#if defined(__GNUC__) || defined(__clang__)
 #define TESSEL_LANE_VECTORS 1
 #endif
 

@@ -1,4 +1,4 @@
-#include "tessel/runtime/region_launch.hpp"
+#include "tessel/runtime/region_space.hpp"
 
 #include <algorithm>
 

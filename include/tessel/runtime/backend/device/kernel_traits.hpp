@@ -1,0 +1,45 @@
+#pragma once
+// Device backends (GPUs), and CPU builds that test their shapes: a work item is one element (or a
+// team's share of a row), so that neighbouring threads touch neighbouring memory; each logical
+// device's kernels go to its own execution-space instance; no memory hints.
+#include <cstddef>
+#include <cstdint>
+
+#include <Kokkos_Core.hpp>
+
+namespace tessel::backend {
+
+// Each device's kernels run on its own instance (stream), so devices overlap.
+inline constexpr bool one_kernel_for_all_devices = false;
+// Every kernel is launched, however small.
+inline constexpr std::int64_t inline_kernel_work = 0;
+inline constexpr std::int64_t combine_tile = 1;
+inline constexpr std::int64_t copy_chunk = 1;
+
+// One instantiation per region: a GPU thread gains nothing from unit-stride or all-fused rows
+// compiled apart, and every instantiation is a kernel for nvcc to compile.
+inline constexpr bool specializes_rows = false;
+// A row's members share it, so no member may store the row in the output for itself (the row cache)
+// or keep per-row values in thread storage (the row memo).
+inline constexpr bool caches_rows = false;
+inline constexpr bool memoizes_rows = false;
+
+KOKKOS_FORCEINLINE_FUNCTION void prefetch(void const*) {}
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_for_write(void const*) {}
+
+constexpr bool streams(std::size_t) { return false; }
+
+template <class W>
+KOKKOS_FORCEINLINE_FUNCTION void copy_words(W* KOKKOS_RESTRICT dst, W const* KOKKOS_RESTRICT src, std::int64_t len,
+                                            bool) {
+  for (std::int64_t e = 0; e < len; ++e) dst[e] = src[e];
+}
+
+template <class W>
+KOKKOS_FORCEINLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src, std::int64_t len, bool stream) {
+  for (int i = 0; i < 4; ++i) copy_words(dst[i], src[i], len, stream);
+}
+
+KOKKOS_FORCEINLINE_FUNCTION void copies_done(bool) {}
+
+}  // namespace tessel::backend

@@ -1,0 +1,65 @@
+#pragma once
+// Host backends' region kernels: a work item is a row, or a 16K-element chunk of a long one (rows
+// with fused reductions stay whole), which one core's vector units go through; a reduction's
+// output takes all its rows on one thread.
+#include <cstdint>
+
+#include <Kokkos_Core.hpp>
+
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/kernel_eval.hpp"
+#include "tessel/runtime/launch.hpp"
+#include "tessel/runtime/region_space.hpp"
+#include "tessel/runtime/run_plan.hpp"
+
+namespace tessel::backend {
+
+template <bool Unit, bool Fused, class Ev, class V>
+void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, V* out, detail::Space const& space,
+                        bool rows) {
+  int outer = space.rank - 1;
+  std::int64_t length = space.extent[outer];
+  std::int64_t nrows = 1;
+  for (int d = 0; d < outer; ++d) nrows *= space.extent[d];
+  std::int64_t chunk = rows || length < detail::run_chunk ? (length > 0 ? length : 1) : detail::run_chunk;
+  std::int64_t chunks = (length + chunk - 1) / chunk;
+  detail::Space s = space;
+  detail::for_each_index(
+      exec, label, nrows * chunks, nrows * length, KOKKOS_LAMBDA(std::int64_t item) {
+        std::int64_t idx[max_rank];
+        detail::unflatten(s, item / chunks, 0, outer, idx);
+        Ev local = ev;
+        local.begin_row(idx, outer);
+        std::int64_t begin = (item % chunks) * chunk;
+        std::int64_t end = begin + chunk < length ? begin + chunk : length;
+        V* o = out + (item / chunks) * length;
+        // A fresh copy after begin_row: its row-invariant values (fused reductions, bases) are
+        // then plainly loop-invariant, and the output never aliases an input (tessel always
+        // writes a new tensor), which ivdep tells the vectorizer.
+        Ev const row_eval = local;
+        if (rows) {
+          // A row-fused kernel computes a while on each row after its reductions read it from
+          // memory: it asks for the next row (this thread's next item) as it goes.
+          detail::write_row_prefetching<Unit, Fused>(row_eval, o, begin, end, length);
+          return;
+        }
+#pragma GCC ivdep
+        for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
+      });
+}
+
+// A reduction with many outputs (the first `kept` space dimensions index them): one thread per
+// output, which reduces its `per_output` rows in order.
+template <class Op, class C, class Ev, class V>
+void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev, V* out, detail::Space const& space,
+                         int kept, std::int64_t outputs, std::int64_t per_output, C scale) {
+  detail::Space s = space;
+  detail::for_each_index(
+      exec, label, outputs, outputs * per_output * space.extent[space.rank - 1], KOKKOS_LAMBDA(std::int64_t o) {
+        C acc = Op::template identity<C>();
+        for (std::int64_t r = 0; r < per_output; ++r) acc = detail::reduce_output_row<Op>(ev, s, kept, o, r, acc);
+        out[o] = V(detail::scaled<Op>(acc, scale));
+      });
+}
+
+}  // namespace tessel::backend

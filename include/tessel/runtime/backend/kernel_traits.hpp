@@ -1,0 +1,14 @@
+#pragma once
+// The kernel shapes and memory hints of this build's backend, from its folder: backend/host/ for
+// CPU backends; backend/device/ for GPU backends, and for CPU builds compiled with
+// TESSEL_DEVICE_SHAPED_KERNELS, which run the device shapes on a CPU so that CI tests their logic.
+// Generic runtime code reads the capabilities these headers define (`backend::copy_chunk`,
+// `TESSEL_ROW_MEMO`, ...) and never which backend it runs on: this is the one header that asks.
+#include <Kokkos_Core.hpp>
+
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL) || \
+    defined(TESSEL_DEVICE_SHAPED_KERNELS)
+#include "tessel/runtime/backend/device/kernel_traits.hpp"
+#else
+#include "tessel/runtime/backend/host/kernel_traits.hpp"
+#endif

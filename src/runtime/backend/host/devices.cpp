@@ -1,0 +1,28 @@
+// Host backends: logical devices are views of one host.
+#include "tessel/runtime/backend/devices.hpp"
+
+#include <new>
+
+namespace tessel {
+namespace backend {
+
+namespace {
+constexpr std::align_val_t alignment{64};  // Kokkos' own alignment
+}  // namespace
+
+// Plain aligned heap memory, so that a tensor outliving Kokkos (destroyed after its ScopeGuard
+// ended) still frees safely.
+void* allocate_device_bytes(std::size_t bytes) noexcept { return ::operator new(bytes, alignment, std::nothrow); }
+
+void free_device_bytes(void* memory) noexcept { ::operator delete(memory, alignment); }
+
+// One thread pool serves every logical device, so every device uses the default instance and a
+// kernel still gets all cores: partitioning 2 cores into 8 pools would make each device's kernel
+// single-threaded or worse.
+std::vector<ExecSpace> make_device_instances(int n) { return std::vector<ExecSpace>(static_cast<std::size_t>(n), ExecSpace()); }
+
+}  // namespace backend
+
+std::string_view platform_name() { return "cpu"; }
+
+}  // namespace tessel
