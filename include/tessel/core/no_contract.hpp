@@ -34,4 +34,28 @@ KOKKOS_INLINE_FUNCTION T no_contract_mul(T a, T b) noexcept {
 #endif
 }
 
+// v, which the compiler may no longer contract with the operation that consumes it: an operand of a
+// reduction's combine (a sum of squares' add) then stays the product it was rounded to, whether or
+// not the kernel inlines the product beside the add, as in XLA. Other types pass unchanged.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T rounded_operand(T v) noexcept {
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(T) == 4) asm("mov.b32 %0, %0;" : "+f"(v));
+    else asm("mov.b64 %0, %0;" : "+d"(v));
+#elif defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+    volatile T p = v;
+    v = p;
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
+    __asm__("" : "+x"(v));
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+    __asm__("" : "+w"(v));
+#else
+    volatile T p = v;
+    v = p;
+#endif
+  }
+  return v;
+}
+
 }  // namespace tessel

@@ -346,8 +346,14 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T
   if (!reduced) {
     T lane[lanes];
     for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();
-    for (std::int64_t e = 0; e < whole; e += lanes)
-      for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], static_cast<T>(ev.template at<Unit, Fused>(e + j)));
+    for (std::int64_t e = 0; e < whole; e += lanes) {
+      // The block's values in a plain loop first (it vectorizes where the values take math), then
+      // into the lanes, each value as it was rounded.
+      T values[lanes];
+#pragma GCC ivdep
+      for (int k = 0; k < lanes; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
+      for (int j = 0; j < lanes; ++j) lane[j] = Op::combine(lane[j], rounded_operand(values[j]));
+    }
     if (whole > 0) {
       for (int width = lanes / 2; width >= 1; width /= 2)
         for (int j = 0; j < width; ++j) lane[j] = Op::combine(lane[j], lane[j + width]);
@@ -355,7 +361,8 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T
     }
   }
   if (whole > 0) acc = Op::combine(acc, tree);
-  for (std::int64_t e = whole; e < length; ++e) acc = Op::combine(acc, static_cast<T>(ev.template at<Unit, Fused>(e)));
+  for (std::int64_t e = whole; e < length; ++e)
+    acc = Op::combine(acc, rounded_operand(static_cast<T>(ev.template at<Unit, Fused>(e))));
   return acc;
 }
 

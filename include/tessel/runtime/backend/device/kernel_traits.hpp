@@ -16,9 +16,14 @@ inline constexpr std::int64_t inline_kernel_work = 0;
 inline constexpr std::int64_t combine_tile = 1;
 inline constexpr std::int64_t copy_chunk = 1;
 
-// One instantiation per region: a GPU thread gains nothing from unit-stride or all-fused rows
-// compiled apart, and every instantiation is a kernel for nvcc to compile.
+// One instantiation per region on a GPU: a GPU thread gains nothing from unit-stride or all-fused
+// rows compiled apart, and every instantiation is a kernel for nvcc to compile. A CPU build of these
+// shapes keeps them (they vectorize its loops; the values and their order are the same).
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(SYCL_LANGUAGE_VERSION)
 inline constexpr bool specializes_rows = false;
+#else
+inline constexpr bool specializes_rows = true;
+#endif
 // A row's members share it, so no member may store the row in the output for itself (the row cache)
 // or keep per-row values in thread storage (the row memo).
 inline constexpr bool caches_rows = false;

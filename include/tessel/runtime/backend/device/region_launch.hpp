@@ -85,7 +85,7 @@ void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev,
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lanes), [&](int j) {
             C a = Op::template identity<C>();
             for (std::int64_t e = j; e < whole; e += lanes)
-              a = Op::combine(a, static_cast<C>(local.template at<false, false>(e)));
+              a = Op::combine(a, rounded_operand(static_cast<C>(local.template at<false, false>(e))));
             lane(j) = a;
           });
           team.team_barrier();
@@ -98,7 +98,7 @@ void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev,
                   total = Op::combine(total, lane(0));
                 }
                 for (std::int64_t e = whole; e < length; ++e)
-                  total = Op::combine(total, static_cast<C>(local.template at<false, false>(e)));
+                  total = Op::combine(total, rounded_operand(static_cast<C>(local.template at<false, false>(e))));
               },
               acc);
           team.team_barrier();  // the lanes are written again for the next row
