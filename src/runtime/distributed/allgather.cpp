@@ -6,7 +6,6 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/distributed.hpp"
-#include "tessel/runtime/tensor_impl.hpp"
 #include "world.hpp"
 
 namespace tessel::detail {
@@ -37,8 +36,9 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
     seen.push_back(s.index);  // the first position holding a block sends it
     std::size_t bytes = static_cast<std::size_t>(s.index.num_elements()) * element;
     if (s.addressable) {
-      shard_to_host(s, s.index, dst, whole, element);
+      // One host mirror serves the local copy and the sends (the devices were fenced above).
       auto const& mirror = sent.emplace_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.bytes));
+      copy_region_on_host(mirror.data(), s.index, dst, whole, s.index, element);
       for (int q = 0; q < distributed::process_count(); ++q)
         if (q != me) exchange.send(q, mirror.data(), bytes);
     } else {
