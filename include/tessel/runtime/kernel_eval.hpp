@@ -3,9 +3,9 @@
 // that a Kokkos kernel copies and calls element by element. A fused region is one such struct, so
 // a chain of elementwise ops is one pass over memory with no temporaries.
 //
-// Protocol: the kernel walks its iteration space row by row; begin_row(idx, outer) fixes the
-// leading `outer` coordinates, then at<Unit>(e) gives the value at position e of the last
-// dimension. Unit = true promises every leaf walks that dimension contiguously (stride 1), which
+// Protocol: the kernel walks its iteration space row by row; begin_row(idx, outer[, row]) fixes the
+// leading `outer` coordinates and computes the row's fused reductions (by `row`: see SerialRow),
+// then at<Unit>(e) gives the value at position e of the last dimension. Unit = true promises every leaf walks that dimension contiguously (stride 1), which
 // lets the compiler vectorize the row loop; kernels check it before choosing that instantiation.
 #include <cstdint>
 #include <utility>
@@ -47,6 +47,15 @@ struct NextRowStreams {
 template <class Ev>
 inline constexpr bool row_invariant_v = requires { requires Ev::row_invariant; };
 
+// Who computes a row's fused reductions in begin_row: the calling thread alone (SerialRow: a host
+// work item, a device's one-element work item), or a device's team together
+// (backend/device/team_row.hpp), whose members share reduce_row's lanes. Either way the lanes,
+// their tree and the tail are reduce_row's, so the value has the same bits.
+struct SerialRow {
+  template <class Op, class T, bool Unit, bool Fused, class Ev>
+  KOKKOS_FORCEINLINE_FUNCTION T reduce(Ev const& ev, std::int64_t length, T acc) const;
+};
+
 template <class T>
 struct LeafEval {
   T const* data = nullptr;
@@ -54,7 +63,8 @@ struct LeafEval {
   std::int64_t base = 0, inner = 0;
   std::int64_t next_row = 0;  // from a position to the same position of the next row
 
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& = {}) {
     base = 0;
     for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
     inner = stride[outer];
@@ -86,7 +96,8 @@ template <class W>
 struct ScalarEval {
   static constexpr bool row_invariant = true;
   W value{};
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const*, int) {}
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const*, int, Row const& = {}) {}
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION W at(std::int64_t) const {
     return value;
@@ -108,7 +119,8 @@ struct IotaEval {
   std::int64_t start = 0;  // this device's first coordinate along the dimension
   std::int64_t base = 0, inner = 0;
 
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& = {}) {
     base = start;
     for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
     inner = stride[outer];
@@ -198,8 +210,9 @@ struct NodeEval<Op, Compute, A> {
   static constexpr bool row_invariant = row_invariant_v<A>;
   A a;
   [[no_unique_address]] RowValue<row_invariant, R> row{};
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
-    a.begin_row(idx, outer);
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    a.begin_row(idx, outer, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -227,9 +240,10 @@ struct NodeEval<Op, Compute, A, B> {
   A a;
   B b;
   [[no_unique_address]] RowValue<row_invariant, R> row{};
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
-    a.begin_row(idx, outer);
-    b.begin_row(idx, outer);
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    a.begin_row(idx, outer, r);
+    b.begin_row(idx, outer, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -267,10 +281,11 @@ struct NodeEval<Op, Compute, C, A, B> {
   A a;
   B b;
   [[no_unique_address]] RowValue<row_invariant, R> row{};
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
-    c.begin_row(idx, outer);
-    a.begin_row(idx, outer);
-    b.begin_row(idx, outer);
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    c.begin_row(idx, outer, r);
+    a.begin_row(idx, outer, r);
+    b.begin_row(idx, outer, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -366,6 +381,11 @@ KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T
   return acc;
 }
 
+template <class Op, class T, bool Unit, bool Fused, class Ev>
+KOKKOS_FORCEINLINE_FUNCTION T SerialRow::reduce(Ev const& ev, std::int64_t length, T acc) const {
+  return reduce_row<Op, T, Unit, Fused>(ev, length, acc);
+}
+
 // A row of an evaluator as memory: the row-major leaf reduce_row reads after computing it once.
 template <class T>
 struct RowEval {
@@ -441,7 +461,8 @@ struct ReduceEval {
   std::int8_t memo_write = -1, memo_read = -1;  // row_memo slots (row-fused only), or -1
   C value{};
 
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     if (!fused) {
       leaf.begin_row(idx, outer);
       return;
@@ -452,13 +473,13 @@ struct ReduceEval {
       return;
     }
 #endif
-    child.begin_row(idx, outer);
+    child.begin_row(idx, outer, r);
     C id = Op::template identity<C>();
-    if constexpr (!backend::specializes_rows) value = scaled<Op>(reduce_row<Op, C, false, false>(child, length, id), scale);
-    else if (unit_rows && child_fused) value = scaled<Op>(reduce_row<Op, C, true, true>(child, length, id), scale);
-    else if (unit_rows) value = scaled<Op>(reduce_row<Op, C, true, false>(child, length, id), scale);
-    else if (child_fused) value = scaled<Op>(reduce_row<Op, C, false, true>(child, length, id), scale);
-    else value = scaled<Op>(reduce_row<Op, C, false, false>(child, length, id), scale);
+    if constexpr (!backend::specializes_rows) value = scaled<Op>(r.template reduce<Op, C, false, false>(child, length, id), scale);
+    else if (unit_rows && child_fused) value = scaled<Op>(r.template reduce<Op, C, true, true>(child, length, id), scale);
+    else if (unit_rows) value = scaled<Op>(r.template reduce<Op, C, true, false>(child, length, id), scale);
+    else if (child_fused) value = scaled<Op>(r.template reduce<Op, C, false, true>(child, length, id), scale);
+    else value = scaled<Op>(r.template reduce<Op, C, false, false>(child, length, id), scale);
     if constexpr (HalfFloat<T>) value = C(T(value));
 #ifdef TESSEL_ROW_MEMO
     if (memo_write >= 0) row_memo<C>[memo_write] = value;

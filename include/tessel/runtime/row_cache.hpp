@@ -77,8 +77,10 @@ struct CachingReduceEval {
   bool unit_rows = false;
   T value{};
 
-  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer) {
-    child.begin_row(idx, outer);
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    static_assert(std::same_as<Row, SerialRow>, "a row cache is one thread's (backend::caches_rows)");
+    child.begin_row(idx, outer, r);
     out.begin_row(idx, outer);
     T* row = const_cast<T*>(out.data) + out.base;
     T id = Op::template identity<T>();

@@ -1,8 +1,8 @@
 #pragma once
 // Device backends' region kernels: neighbouring threads read and write neighbouring elements.
-// Long rows go to teams (a team per span of a row: each member begins the row once, then the
-// members share the span's elements); short rows give a work item one element. A reduction's
-// output goes to a team whose members compute reduce_row's 64 lanes, combined in its tree order.
+// Long rows go to teams (a team per span of a row: the members begin the row together, sharing
+// its fused reductions' lanes, then share the span's elements); short rows give a work item one
+// element. A reduction's output goes to a team, which reduces its rows the same way (TeamRow).
 #include <cstdint>
 
 #include <Kokkos_Core.hpp>
@@ -10,6 +10,7 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
 #include "tessel/runtime/region_space.hpp"
+#include "tessel/runtime/backend/device/team_row.hpp"
 
 namespace tessel::backend {
 
@@ -41,39 +42,39 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
   std::int64_t const span = rows ? length : team_span;
   std::int64_t const spans = (length + span - 1) / span;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Row = TeamRow<typename Policy::member_type>;
+  Policy policy(exec, nrows * spans, Kokkos::AUTO);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Row::scratch_bytes));
   Kokkos::parallel_for(
-      label, Policy(exec, nrows * spans, Kokkos::AUTO), KOKKOS_LAMBDA(typename Policy::member_type const& team) {
+      label, policy, KOKKOS_LAMBDA(typename Policy::member_type const& team) {
         std::int64_t const row = team.league_rank() / spans;
         std::int64_t const begin = (team.league_rank() % spans) * span;
         std::int64_t const end = begin + span < length ? begin + span : length;
         std::int64_t idx[max_rank];
         detail::unflatten(s, row, 0, outer, idx);
         Ev local = ev;
-        local.begin_row(idx, outer);
+        local.begin_row(idx, outer, Row(team));
         V* o = out + row * length;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
                              [&](std::int64_t e) { o[e] = static_cast<V>(local.template at<Unit, Fused>(e)); });
       });
 }
 
-// A reduction with many outputs (the first `kept` space dimensions index them): a team per output.
-// For each of its rows, lane j (one member's) takes elements j, j + 64, ... in order; then one
-// member combines the lanes in reduce_row's tree, the row's tail and the output's running value.
+// A reduction with many outputs (the first `kept` space dimensions index them): a team per output,
+// which reduces its rows in order, each as reduce_row does (TeamRow).
 template <class Op, class C, class Ev, class V>
 void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev, V* out, detail::Space const& space,
                          int kept, std::int64_t outputs, std::int64_t per_output, C scale) {
-  constexpr int lanes = detail::reduction_lanes;
   int const outer = space.rank - 1;
   std::int64_t const length = space.extent[outer];
-  std::int64_t const whole = length - length % lanes;
   detail::Space s = space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  using Lanes = Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using Row = TeamRow<typename Policy::member_type>;
   Policy policy(exec, outputs, Kokkos::AUTO);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Lanes::shmem_size(lanes)));
+  policy.set_scratch_size(0, Kokkos::PerTeam(Row::scratch_bytes));
   Kokkos::parallel_for(
       label, policy, KOKKOS_LAMBDA(typename Policy::member_type const& team) {
-        Lanes lane(team.team_scratch(0), lanes);
+        Row const reducer(team);
         std::int64_t const o = team.league_rank();
         C acc = Op::template identity<C>();
         for (std::int64_t r = 0; r < per_output; ++r) {
@@ -81,27 +82,8 @@ void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev,
           detail::unflatten(s, r, kept, outer, idx);
           detail::unflatten(s, o, 0, kept, idx);
           Ev local = ev;
-          local.begin_row(idx, outer);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, lanes), [&](int j) {
-            C a = Op::template identity<C>();
-            for (std::int64_t e = j; e < whole; e += lanes)
-              a = Op::combine(a, rounded_operand(static_cast<C>(local.template at<false, false>(e))));
-            lane(j) = a;
-          });
-          team.team_barrier();
-          Kokkos::single(
-              Kokkos::PerTeam(team),
-              [&](C& total) {
-                if (whole > 0) {
-                  for (int width = lanes / 2; width >= 1; width /= 2)
-                    for (int j = 0; j < width; ++j) lane(j) = Op::combine(lane(j), lane(j + width));
-                  total = Op::combine(total, lane(0));
-                }
-                for (std::int64_t e = whole; e < length; ++e)
-                  total = Op::combine(total, rounded_operand(static_cast<C>(local.template at<false, false>(e))));
-              },
-              acc);
-          team.team_barrier();  // the lanes are written again for the next row
+          local.begin_row(idx, outer, reducer);
+          acc = reducer.template reduce<Op, C, false, false>(local, length, acc);
         }
         Kokkos::single(Kokkos::PerTeam(team), [&]() { out[o] = V(detail::scaled<Op>(acc, scale)); });
       });
