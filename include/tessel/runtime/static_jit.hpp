@@ -23,6 +23,15 @@
 #include "tessel/plan/static_plan.hpp"
 #include "tessel/runtime/evaluate.hpp"
 
+// 1 where the compiler can plan in constexpr; 0 under nvcc, whose front end cannot run tessel's
+// planner (a static_jit there fails with one static_assert saying so). Code that also builds for
+// CUDA keeps its static_jit uses under #if TESSEL_STATIC_JIT; jit makes the same plan at run time.
+#if defined(__CUDACC__)
+#define TESSEL_STATIC_JIT 0
+#else
+#define TESSEL_STATIC_JIT 1
+#endif
+
 namespace tessel {
 
 namespace detail {
@@ -41,7 +50,7 @@ template <plan::StaticProgram Program, class F>
 class StaticJit {
   using Args = std::remove_cvref_t<decltype(Program::args)>;
   static constexpr std::size_t num_args = std::tuple_size_v<Args>;
-#if defined(__CUDACC__)
+#if !TESSEL_STATIC_JIT
   static_assert(sizeof(F) == 0,
                 "tessel: static_jit plans in the compiler, and nvcc's front end cannot run tessel's planner "
                 "there (plan/detail/propagate.hpp); in files nvcc compiles use jit, which makes the same plan "

@@ -3,11 +3,18 @@
 // CPU backends; backend/device/ for GPU backends, and for CPU builds compiled with
 // TESSEL_DEVICE_SHAPED_KERNELS, which run the device shapes on a CPU so that CI tests their logic.
 // Generic runtime code reads the capabilities these headers define (`backend::copy_chunk`,
-// `TESSEL_ROW_MEMO`, ...) and never which backend it runs on: this is the one header that asks.
+// `TESSEL_ROW_MEMO`, ...) and never which backend it runs on: this is the one header that asks,
+// and TESSEL_DEVICE_SHAPES says what it chose to the other selectors (backend/region_launch.hpp).
 #include <Kokkos_Core.hpp>
 
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL) || \
     defined(TESSEL_DEVICE_SHAPED_KERNELS)
+#define TESSEL_DEVICE_SHAPES 1
+#else
+#define TESSEL_DEVICE_SHAPES 0
+#endif
+
+#if TESSEL_DEVICE_SHAPES
 #include "tessel/runtime/backend/device/kernel_traits.hpp"
 #else
 #include "tessel/runtime/backend/host/kernel_traits.hpp"

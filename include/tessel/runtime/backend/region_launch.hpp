@@ -4,8 +4,7 @@
 // combine in reduce_row's order, so a result has the same bits in either shape.
 #include "tessel/runtime/backend/kernel_traits.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL) || \
-    defined(TESSEL_DEVICE_SHAPED_KERNELS)
+#if TESSEL_DEVICE_SHAPES
 #include "tessel/runtime/backend/device/region_launch.hpp"
 #else
 #include "tessel/runtime/backend/host/region_launch.hpp"
