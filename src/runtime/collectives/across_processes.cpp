@@ -16,7 +16,8 @@
 //    remote members' inputs that its outputs need (a reduce-scatter: its pieces; an all-reduce:
 //    its 1 / P chunk, then the combined chunks go round as an all-gather, as a ring all-reduce
 //    moves them), into buffers it keeps from call to call.
-// Host backends only (MPI reads and writes the members' buffers as host memory).
+// Members' buffers and the receive buffers are device memory, which MPI reads and writes in place:
+// on a GPU backend that takes a GPU-aware MPI (host staging is not built).
 #include <algorithm>
 #include <cstring>
 #include <format>
@@ -27,6 +28,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
@@ -75,17 +77,24 @@ struct GroupProcesses {
 };
 
 // Receive buffers kept from call to call: allocating (and first touching) tens of MB per call
-// would cost as much as moving them. Never cleared: only the regions received are read.
+// would cost as much as moving them. Never cleared: only the regions received are read. Device
+// memory, as the members' buffers: the combine and the copies that read them are device kernels.
 std::byte* scratch(std::size_t slot, std::size_t bytes) {
+  struct Free {
+    void operator()(std::byte* p) const noexcept { backend::free_device_bytes(p); }
+  };
   struct Buffer {
-    std::unique_ptr<std::byte[]> data;
+    std::unique_ptr<std::byte, Free> data;
     std::size_t bytes = 0;
   };
   static std::vector<Buffer> buffers;
   if (buffers.size() <= slot) buffers.resize(slot + 1);
   auto& b = buffers[slot];
   if (b.bytes < bytes) {
-    b.data.reset(new std::byte[bytes]);
+    b.data.reset(static_cast<std::byte*>(backend::allocate_device_bytes(bytes)));
+    if (!b.data)
+      throw OutOfMemory(std::format("a collective across processes could not allocate a {} byte receive buffer", bytes),
+                        bytes);
     b.bytes = bytes;
   }
   return b.data.get();
@@ -94,16 +103,16 @@ std::byte* scratch(std::size_t slot, std::size_t bytes) {
 std::size_t bytes_of(Box const& b, std::size_t element) { return static_cast<std::size_t>(b.num_elements()) * element; }
 
 // Copies `region` between two buffers of this process (src holds src_box, dst holds dst_box), on
-// the host's threads. `operation_bytes`: what the whole collective writes here, which decides
-// whether the copies write around the caches (backend::streams). Asynchronous: the collective
-// fences before it returns.
-void copy_here(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box, Box const& region,
-               std::size_t element, std::size_t operation_bytes) {
+// the instance of `device`, which holds dst. `operation_bytes`: what the whole collective writes
+// here, which decides whether the copies write around the caches (backend::streams).
+// Asynchronous: the collective fences before it returns.
+void copy_here(int device, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
+               Box const& region, std::size_t element, std::size_t operation_bytes) {
   detail::CopyBatch batch;
   std::byte* dsts[] = {dst};
   batch.add(src, src_box, dst_box, region, dsts);
   batch.set_operation_bytes(operation_bytes);
-  batch.launch_on_host(element);
+  batch.launch(tessel::device(device).exec, element);
 }
 
 // Where each process's all-gather pieces lie in the whole's elements, when each process's are
@@ -249,6 +258,7 @@ class AcrossProcesses final : public Collectives {
     GroupMember const* first = spread.first_output(group);
     // Remote pieces land in the first local output (or, with none, in a buffer that is dropped).
     std::byte* receiving = first ? first->out : scratch(0, bytes_of(whole, element));
+    int const first_device = first ? first->device : group[spread.local[0]].device;
     std::size_t const written = bytes_of(whole, element) * spread.local.size();
     fence_all_devices();
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
@@ -257,7 +267,8 @@ class AcrossProcesses final : public Collectives {
       // after the local pieces are copied in.
       std::byte const* send = spread.local.size() == 1 ? group[spread.local[0]].in : nullptr;
       if (!send)
-        for (std::size_t j : spread.local) copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
+        for (std::size_t j : spread.local)
+          copy_here(first_device, group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
       Kokkos::fence();
       if (distributed::all_gather_ranges(spread.processes, send, receiving, element, ranges->counts, ranges->starts,
                                          "an all-gather across processes")) {
@@ -275,7 +286,7 @@ class AcrossProcesses final : public Collectives {
       if (process_of(group[j]) != spread.me) continue;
       for (int q : spread.processes)
         if (q != spread.me) transfer.send(q, group[j].in, pieces[j], pieces[j]);
-      copy_here(group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
+      copy_here(first_device, group[j].in, pieces[j], receiving, whole, pieces[j], element, written);
     }
     transfer.wait();
     Kokkos::fence();
@@ -318,7 +329,8 @@ class AcrossProcesses final : public Collectives {
       int const from = process_of(group[j]), to = process_of(group[k]);
       if (from != spread.me) return;
       if (to != spread.me) transfer.send(to, group[j].in, in_boxes[j], part);
-      else if (group[k].out) copy_here(group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, out_bytes);
+      else if (group[k].out)
+        copy_here(group[k].device, group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, out_bytes);
     });
     transfer.wait();
     fence_all_devices();
@@ -353,7 +365,7 @@ class AcrossProcesses final : public Collectives {
       Box const& box = in_boxes[src];
       if (from != spread.me) continue;
       if (to != spread.me) transfer.send(to, group[src].in, box, box);
-      else if (group[dst].out) copy_here(group[src].in, box, group[dst].out, box, box, element, out_bytes);
+      else if (group[dst].out) copy_here(group[dst].device, group[src].in, box, group[dst].out, box, box, element, out_bytes);
     }
     transfer.wait();
     fence_all_devices();
@@ -398,7 +410,8 @@ class AcrossProcesses final : public Collectives {
                                     Box const& box, std::size_t element) {
     std::size_t const written = bytes_of(box, element) * spread.local.size();
     for (std::size_t k : spread.local)
-      if (group[k].out && &group[k] != first) copy_here(first->out, box, group[k].out, box, box, element, written);
+      if (group[k].out && &group[k] != first)
+        copy_here(group[k].device, first->out, box, group[k].out, box, box, element, written);
     Kokkos::fence();
   }
 };
