@@ -5,8 +5,9 @@
 //
 // Protocol: the kernel walks its iteration space row by row; begin_row(idx, outer[, row]) fixes the
 // leading `outer` coordinates and computes the row's fused reductions (by `row`: see SerialRow),
-// then at<Unit>(e) gives the value at position e of the last dimension. Unit = true promises every leaf walks that dimension contiguously (stride 1), which
-// lets the compiler vectorize the row loop; kernels check it before choosing that instantiation.
+// then at<Unit>(e) gives the value at position e of the last dimension. Unit = true promises every
+// leaf walks that dimension contiguously (stride 1), which lets the compiler vectorize the row
+// loop; kernels check it before choosing that instantiation.
 #include <cstdint>
 #include <utility>
 
