@@ -1,8 +1,8 @@
 // A device team's row reduction (backend/device/team_row.hpp) against reduce_row, on the host's
 // execution space with teams of up to two members: the members share the lanes, one combines
 // them, every member returns the value, and a second reduction reuses the lanes after the first.
-// The test suite's device-shaped launches run teams of one member on OpenMP; this checks the
-// sharing itself.
+// The test suite's device-shaped launches run teams of one member on OpenMP, which call reduce_row
+// itself; this checks the sharing, which GPU teams run.
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 

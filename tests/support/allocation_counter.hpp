@@ -6,6 +6,14 @@
 #include <cstdlib>
 #include <new>
 
+// nvcc compiles the replaceable operator new for the device too, where nothing can throw (and
+// nothing calls it): there a failed allocation traps.
+#ifdef __CUDA_ARCH__
+#define TESSEL_TEST_BAD_ALLOC() __trap()
+#else
+#define TESSEL_TEST_BAD_ALLOC() throw std::bad_alloc()
+#endif
+
 namespace tessel::test {
 inline std::atomic<long> allocation_count{0};
 inline long allocations() { return allocation_count.load(std::memory_order_relaxed); }
@@ -14,13 +22,13 @@ inline long allocations() { return allocation_count.load(std::memory_order_relax
 void* operator new(std::size_t n) {
   tessel::test::allocation_count.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
+  TESSEL_TEST_BAD_ALLOC();
 }
 void* operator new(std::size_t n, std::align_val_t a) {
   tessel::test::allocation_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t al = static_cast<std::size_t>(a);
   if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
+  TESSEL_TEST_BAD_ALLOC();
 }
 void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
   tessel::test::allocation_count.fetch_add(1, std::memory_order_relaxed);

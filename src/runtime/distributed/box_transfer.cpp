@@ -2,6 +2,9 @@
 // contiguous region as bytes, a strided one as an MPI subarray datatype on both sides (MPI packs
 // and unpacks as it moves, with no staging buffer of ours). Messages go over the communicator of
 // the collective's processes (communicators.cpp), at most 1 GiB each (MPI counts are ints).
+// When the MPI cannot read device memory (stages_through_host), each message goes through pinned
+// host memory instead: packed there by a box copy on the device, sent as bytes, received as bytes,
+// and unpacked by one batched box copy when the transfer completes.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -10,7 +13,11 @@
 #include <optional>
 #include <vector>
 
+#include <Kokkos_Core.hpp>
+
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/run_plan.hpp"
 #include "mpi_wait.hpp"
@@ -38,6 +45,43 @@ void split(Box const& region, std::int64_t most, std::vector<Box>& out) {
 }
 
 #if TESSEL_ENABLE_MPI
+// Pinned host buffers for staged messages, lent to one message at a time and kept from call to call
+// (pinning memory costs far more than a message). Never freed: freeing after Kokkos ends is not
+// allowed, and the process's end returns them.
+struct Pinned {
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  bool lent = false;
+};
+std::vector<Pinned>& pinned_buffers() {
+  static std::vector<Pinned> buffers;
+  return buffers;
+}
+std::byte* lend_pinned(std::size_t bytes) {
+  using Space = Kokkos::SharedHostPinnedSpace;
+  Pinned* spare = nullptr;
+  for (auto& p : pinned_buffers()) {
+    if (p.lent) continue;
+    if (p.bytes >= bytes) {
+      p.lent = true;
+      return p.data;
+    }
+    spare = &p;
+  }
+  if (!spare) spare = &pinned_buffers().emplace_back();
+  if (spare->data) Kokkos::kokkos_free<Space>(spare->data);
+  spare->data = nullptr;
+  spare->bytes = 0;
+  spare->data = static_cast<std::byte*>(Kokkos::kokkos_malloc<Space>("tessel::mpi_staging", bytes));
+  spare->bytes = bytes;
+  spare->lent = true;
+  return spare->data;
+}
+void give_back_pinned(std::byte* data) {
+  for (auto& p : pinned_buffers())
+    if (p.data == data) p.lent = false;
+}
+
 // An element of `size` bytes as MPI sees it: a predefined type where one fits (MPI's fastest
 // paths know them), else a committed contiguous type, which `owned` says to free.
 MPI_Datatype element_type(std::size_t size, bool& owned) {
@@ -77,6 +121,12 @@ struct BoxTransfer::State {
   std::vector<MPI_Request> requests;
   std::vector<MPI_Datatype> types;
   std::optional<Element> element;
+  bool staged = stages_through_host();
+  std::vector<std::byte*> lent;  // pinned buffers of this transfer's staged messages
+  detail::CopyBatch unpack;      // staged receives, from their pinned buffers into the receivers'
+  ~State() {
+    for (std::byte* p : lent) give_back_pinned(p);
+  }
 };
 
 BoxTransfer::BoxTransfer(std::vector<int> processes, std::size_t element_size, char const* what)
@@ -110,7 +160,21 @@ void BoxTransfer::post(bool sending, int process, std::byte* data, Box const& he
   for (Box const& part : parts) {
     detail::RunPlan p = detail::plan_runs(held, held, part);
     MPI_Request r = MPI_REQUEST_NULL;
-    if (p.runs == 1) {  // contiguous: plain bytes (MPI's single-copy paths need them)
+    if (state_->staged) {  // through pinned host memory, laid out as `part`
+      auto const bytes = static_cast<std::size_t>(part.num_elements()) * element_;
+      std::byte* host = lend_pinned(bytes);
+      state_->lent.push_back(host);
+      if (sending) {
+        ExecSpace const exec;
+        detail::copy_region(exec, data, held, host, part, part, element_);
+        exec.fence();  // packed before MPI reads it
+        MPI_Isend(host, static_cast<int>(bytes), MPI_BYTE, peer, box_tag, state_->comm, &r);
+      } else {
+        MPI_Irecv(host, static_cast<int>(bytes), MPI_BYTE, peer, box_tag, state_->comm, &r);
+        std::byte* const receivers[] = {data};
+        state_->unpack.add(host, part, held, part, receivers);
+      }
+    } else if (p.runs == 1) {  // contiguous: plain bytes (MPI's single-copy paths need them)
       std::byte* at = data + static_cast<std::size_t>(p.src_base) * element_;
       int bytes = static_cast<int>(p.run_length * static_cast<std::int64_t>(element_));
       if (sending) MPI_Isend(at, bytes, MPI_BYTE, peer, box_tag, state_->comm, &r);
@@ -140,6 +204,13 @@ void BoxTransfer::post(bool sending, int process, std::byte* data, Box const& he
 void BoxTransfer::wait() {
   if (!state_->requests.empty()) wait_or_abort(state_->requests, what_);
   state_->requests.clear();
+  if (!state_->unpack.tasks().empty()) {
+    ExecSpace const exec;
+    state_->unpack.launch(exec, element_);
+    exec.fence();  // the receivers hold their regions, and the pinned buffers are free again
+  }
+  for (std::byte* p : state_->lent) give_back_pinned(p);
+  state_->lent.clear();
   for (auto& t : state_->types) MPI_Type_free(&t);
   state_->types.clear();
 }
@@ -171,6 +242,7 @@ bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send,
                        std::size_t element_size, std::vector<std::int64_t> const& counts,
                        std::vector<std::int64_t> const& displacements, char const* what) {
 #if TESSEL_ENABLE_MPI
+  if (stages_through_host()) return false;  // MPI's collectives would read device memory
   std::vector<int> c(counts.size()), d(counts.size());
   for (std::size_t p = 0; p < counts.size(); ++p) {
     if (counts[p] > INT_MAX || displacements[p] > INT_MAX) return false;  // MPI counts are ints
@@ -213,6 +285,7 @@ bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std
     }
     return true;
   };
+  if (stages_through_host()) return false;  // MPI's collectives would read device memory
   std::vector<int> sc, sd, rc, rd;
   if (!ints(send_counts, sc) || !ints(send_starts, sd) || !ints(receive_counts, rc) || !ints(receive_starts, rd))
     return false;

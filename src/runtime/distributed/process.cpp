@@ -12,6 +12,7 @@
 #include "tessel/core/device_count.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/plan/cost_model.hpp"
+#include "tessel/runtime/backend/devices.hpp"
 #include "world.hpp"
 
 #if TESSEL_ENABLE_MPI
@@ -90,6 +91,7 @@ void initialize() {
   s.initialized = true;
   if (s.count > 1) {
     std::set_terminate(end_job_on_uncaught_exception);
+    stages_through_host();  // a bad TESSEL_MPI_STAGING is reported at start-up, not at the first collective
     // The planner prices collectives whose groups cross processes with the cost model's mpi_
     // entries, so it may choose another plan than one process would (and a reduction in another
     // order); TESSEL_PRICE_PROCESSES=0 keeps every plan the one process's.
@@ -102,6 +104,21 @@ void initialize() {
                 "under mpirun each process would run alone");
   s.initialized = true;
 #endif
+}
+
+bool stages_through_host() {
+  static bool const staged = [] {
+    char const* env = std::getenv("TESSEL_MPI_STAGING");
+    std::string const v = env ? env : "";
+    if (v.empty() || v == "auto") return !backend::mpi_reads_device_memory();
+    if (v == "host") return true;
+    if (v == "direct") return false;
+    throw Error(std::format("TESSEL_MPI_STAGING='{}': it takes 'host' (device buffers cross processes through pinned "
+                            "host memory), 'direct' (MPI reads device memory) or 'auto' (host when this MPI "
+                            "cannot read device memory)",
+                            v));
+  }();
+  return staged;
 }
 
 void finalize() {

@@ -1,6 +1,7 @@
 #pragma once
 // What the runtime's cross-process code shares (not installed): the process model's internals and
-// point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI.
+// point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI (and a GPU
+// backend's devices.cpp, which asks MPI whether it reads device memory).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,13 @@ namespace tessel::distributed {
 bool launched_by_mpi();
 // Ends MPI if initialize() started it (the last ScopeGuard's end).
 void finalize();
+
+// Whether collectives across processes move device buffers through pinned host memory rather
+// than handing them to MPI: TESSEL_MPI_STAGING=host always, =direct never, unset or =auto when the
+// MPI cannot read device memory (backend::mpi_reads_device_memory). Read once, at initialize(); any
+// other value is an Error naming the variable and the values it takes. Staging on a host backend
+// only adds copies: CI runs the collectives with it to test the path GPUs without a GPU-aware MPI take.
+bool stages_through_host();
 
 // Sends and receives of byte buffers between this process and others, posted in any order and
 // completed together by wait() (so no pair of processes can deadlock on the order). Messages
@@ -45,7 +53,8 @@ std::vector<unsigned long long> all_gather_word(unsigned long long value);
 // world ranks, increasing, this process among them), over their cached communicator
 // (communicators.cpp). Each send or receive names a region of the global index space inside a
 // row-major buffer holding the box `held`; the elements go from the sender's buffer straight into
-// the receiver's, with no staging buffer (a strided region travels as an MPI subarray datatype).
+// the receiver's (a strided region travels as an MPI subarray datatype), or, when
+// stages_through_host(), packed into pinned host memory, sent, and unpacked by wait().
 // A send and its receive name regions of the same extent, and two processes post theirs to each
 // other in the same order (both walk the same description of the collective). Everything is
 // posted at once and completed by wait(), under the watchdog, whose report names `what`. Buffers
@@ -73,7 +82,8 @@ class BoxTransfer {
 // MPI's own all-gather over the communicator of `processes`: processes[r]'s counts[r] elements go
 // to `out` at element displacements[r] on every process. This process's come from `send` (all of
 // them, contiguous), or, when `send` is null, are already in place in `out`. False (and nothing
-// sent) when a count or displacement does not fit MPI's ints; the caller then moves the boxes itself.
+// sent) when a count or displacement does not fit MPI's ints, or when messages are staged through
+// host memory; the caller then moves the boxes itself.
 bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send, std::byte* out,
                        std::size_t element_size, std::vector<std::int64_t> const& counts,
                        std::vector<std::int64_t> const& displacements, char const* what);
@@ -81,7 +91,8 @@ bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send,
 // MPI's own all-to-all over the communicator of `processes`, for one buffer of each side per
 // process: processes[r] receives send_counts[r] elements from `in` at element send_starts[r], and
 // this process receives receive_counts[r] elements from processes[r] into `out` at element
-// receive_starts[r]. False (and nothing sent) when a count or start does not fit MPI's ints.
+// receive_starts[r]. False (and nothing sent) when a count or start does not fit MPI's ints, or
+// when messages are staged through host memory.
 bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std::byte* out, std::size_t element_size,
                      std::vector<std::int64_t> const& send_counts, std::vector<std::int64_t> const& send_starts,
                      std::vector<std::int64_t> const& receive_counts, std::vector<std::int64_t> const& receive_starts,

@@ -16,5 +16,9 @@ void* allocate_device_bytes(std::size_t bytes) noexcept;
 void free_device_bytes(void* memory) noexcept;
 // One execution-space instance per logical device of this process.
 std::vector<ExecSpace> make_device_instances(int n);
+// Whether the MPI library can send from and receive into allocate_device_bytes' memory: always
+// on host backends; on GPUs when the MPI says it is GPU-aware. Where it cannot, collectives across
+// processes stage their messages through pinned host memory (distributed::stages_through_host).
+bool mpi_reads_device_memory() noexcept;
 
 }  // namespace tessel::backend

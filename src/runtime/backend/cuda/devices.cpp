@@ -3,6 +3,13 @@
 
 #include <exception>
 
+// Open MPI says whether it was built CUDA-aware in its extensions header (MPIX_CUDA_AWARE_SUPPORT)
+// and whether this run can use it (MPIX_Query_cuda_support).
+#if TESSEL_ENABLE_MPI && __has_include(<mpi-ext.h>)
+#include <mpi.h>
+#include <mpi-ext.h>
+#endif
+
 namespace tessel {
 namespace backend {
 
@@ -22,6 +29,14 @@ void free_device_bytes(void* memory) noexcept {
 // One stream per device, so that devices' kernels and copies overlap.
 std::vector<ExecSpace> make_device_instances(int n) {
   return Kokkos::Experimental::partition_space(ExecSpace(), std::vector<int>(static_cast<std::size_t>(n), 1));
+}
+
+bool mpi_reads_device_memory() noexcept {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
 }  // namespace backend

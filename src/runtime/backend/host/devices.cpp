@@ -21,6 +21,9 @@ void free_device_bytes(void* memory) noexcept { ::operator delete(memory, alignm
 // single-threaded or worse.
 std::vector<ExecSpace> make_device_instances(int n) { return std::vector<ExecSpace>(static_cast<std::size_t>(n), ExecSpace()); }
 
+// Device memory is host memory.
+bool mpi_reads_device_memory() noexcept { return true; }
+
 }  // namespace backend
 
 std::string_view platform_name() { return "cpu"; }

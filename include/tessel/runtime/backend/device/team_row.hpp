@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/no_contract.hpp"
+#include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
 
 namespace tessel::backend {
@@ -31,6 +32,11 @@ struct TeamRow {
   template <class Op, class T, bool Unit, bool Fused, class Ev>
   KOKKOS_INLINE_FUNCTION T reduce(Ev const& ev, std::int64_t length, T acc) const {
     static_assert(sizeof(T) <= 8 && alignof(T) <= 8, "a lane holds at most 8 bytes");
+    // A team of one (a CPU build of these shapes: OpenMP's AUTO teams) runs reduce_row itself: the
+    // same lanes and tree, kept in vector registers instead of scratch and two barriers. Not on GPU
+    // compilers, where it would be one more row loop per reduction for nvcc to compile.
+    if constexpr (specializes_rows)
+      if (team.team_size() == 1) return detail::reduce_row<Op, T, Unit, Fused>(ev, length, acc);
     constexpr int n = detail::reduction_lanes;
     T* lane = static_cast<T*>(lanes);
     std::int64_t const whole = length - length % n;
