@@ -265,9 +265,10 @@ constexpr void Planner::complete_partial(NodePlan& p, NamedSharding const& parti
 // nvcc's front end takes Planner (its std::optional<Plan> member) for a non-literal type and refuses
 // it in a constexpr function: there the planner is an ordinary function, run when a jitted call
 // first needs its plan, and static_jit says it cannot plan in nvcc's compiler
-// (runtime/static_jit.hpp).
+// (runtime/static_jit.hpp). Inline there as constexpr makes it elsewhere: the header is included by
+// planner.cpp and by every source that uses static_jit.hpp, and each would define it again.
 #if defined(__CUDACC__)
-#define TESSEL_DETAIL_PLANNER_CONSTEXPR
+#define TESSEL_DETAIL_PLANNER_CONSTEXPR inline
 #else
 #define TESSEL_DETAIL_PLANNER_CONSTEXPR constexpr
 #endif
