@@ -2,12 +2,14 @@
 // sharded over 8 devices), so the time is plan look-up, allocation of the result and the kernel
 // launches on all 8 devices together; and the same call planned by the compiler (static_jit: no
 // look-up, the run's slots kept with the function). Counters us_per_call and allocs_per_call
-// (operator new calls, counted by this binary's replacement).
+// (operator new calls, counted by this binary's replacement). BM_recorded_forward: a jitted body of
+// eight evaluations, replayed from its recorded program against the body run as it is.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 
 #include "../tests/support/allocation_counter.hpp"
+#include "interleaved.hpp"
 #include "tessel/runtime/static_jit.hpp"
 #include "tessel/tessel.hpp"
 
@@ -60,8 +62,33 @@ void BM_plan_lookup_only(benchmark::State& state) {
   time_calls(state, [&] { benchmark::DoNotOptimize(&plan_of(x + 1.0f)); });
 }
 
+// A whole forward as one jitted call: 8 blocks of a tiny residual MLP layer (each one jitted
+// evaluation, as a model's blocks are) on 8 devices. The recorded program's replay against the
+// same body run as a plain function (each block's expression built, its plan looked up), in one
+// interleaved loop: us_per_forward of each, replay_over_body, and the replay's steps.
+void BM_recorded_forward(benchmark::State& state) {
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  auto x = random::normal(PRNGKey(1), {16, 16}, NamedSharding(mesh, P("dp")));
+  auto w = random::normal(PRNGKey(2), {16, 16}, NamedSharding(mesh, P(None, "mp")));
+  auto block = jit([](auto const& h, auto const& w) { return relu(h.matmul(w)) + h; });
+  auto body = [&](Tensor<float> const& h0) {
+    Tensor<float> h = h0;
+    for (int l = 0; l < 8; ++l) h = block(h, w);
+    return h;
+  };
+  auto forward = jit(body);
+  (void)forward(x);  // records
+  (void)body(x);
+  auto [replay_s, body_s] = bench::time_interleaved(
+      state, [&] { benchmark::DoNotOptimize(forward(x)); }, [&] { benchmark::DoNotOptimize(body(x)); });
+  state.counters["replay_us_per_forward"] = replay_s * 1e6;
+  state.counters["body_us_per_forward"] = body_s * 1e6;
+  state.counters["replay_over_body"] = replay_s / body_s;
+}
+
 }  // namespace
 
+BENCHMARK(BM_recorded_forward)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);
 #if TESSEL_STATIC_JIT
 BENCHMARK(BM_static_jit_call)->Unit(benchmark::kMicrosecond);

@@ -64,8 +64,9 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   auto const c = config();
   auto const model = models::random_gpt2<T>(c, mesh_of(devices));
   auto const ids = token_ids(c.vocab);
-  auto forward = [&] { models::forward(model, ids).block_until_ready(); };
-  forward();  // plans every jitted part
+  auto const jitted = models::jit_forward(model);
+  auto forward = [&] { jitted(ids).block_until_ready(); };
+  forward();  // plans every block and records the forward
   ExecutionCounts const before = execution_counts();
   forward();
   ExecutionCounts const after = execution_counts();
@@ -93,8 +94,9 @@ void BM_gpt2_sharding_cost(benchmark::State& state) {
   auto const sharded = models::random_gpt2<float>(c, mesh_of(8));
   auto const single = models::random_gpt2<float>(c, mesh_of(1));
   auto const ids = token_ids(c.vocab);
-  auto on_mesh = [&] { models::forward(sharded, ids).block_until_ready(); };
-  auto on_one = [&] { models::forward(single, ids).block_until_ready(); };
+  auto const forward_mesh = models::jit_forward(sharded), forward_one = models::jit_forward(single);
+  auto on_mesh = [&] { forward_mesh(ids).block_until_ready(); };
+  auto on_one = [&] { forward_one(ids).block_until_ready(); };
   on_mesh();
   on_one();
   auto [mesh_s, one_s] = bench::time_interleaved(state, on_mesh, on_one);

@@ -1,7 +1,7 @@
 // GPT-2's forward with Megatron tensor parallelism over 'mp' and data parallelism over 'dp' on 8
 // devices (models/gpt2.hpp): attention heads and the MLP's hidden dimension split over mp, the
 // vocabulary split over mp in the embedding and the logits, the batch over dp. Prints the
-// collectives one forward runs and the tokens per second.
+// collectives one forward runs and the tokens per second. The whole forward is one jitted call.
 //
 //   example_gpt2                          a random GPT-2 small of 4 blocks (n_embd 768, 12 heads, the
 //                                         real vocabulary 50257, which does not divide the mesh)
@@ -28,9 +28,12 @@ int run(tessel::models::Gpt2<T> const& model, std::int64_t batch, std::int64_t s
   std::cout << "GPT-2: " << c.layers << " blocks, n_embd " << c.embd << ", " << c.heads << " heads, vocab " << c.vocab
             << ", " << name(dtype_of<T>) << "; batch " << batch << " x seq " << seq << " on "
             << to_string(model.mesh) << "\n";
-  Tensor<T> logits = models::forward(model, tokens);  // plans every jitted part once
+  auto const forward = models::jit_forward(model);
+  Tensor<T> logits = forward(tokens);  // plans every block and records the forward
+  std::string const program = forward.explain(tokens);  // runs nothing: the recorded program
+  std::cout << program.substr(0, program.find('\n')) << "\n";
   auto const before = execution_counts();
-  logits = models::forward(model, tokens);
+  logits = forward(tokens);
   logits.block_until_ready();
   auto const after = execution_counts();
   std::cout << "logits " << to_string(logits.shape()) << " " << to_string(logits.sharding()) << "\none forward ran:";
@@ -39,7 +42,7 @@ int run(tessel::models::Gpt2<T> const& model, std::int64_t batch, std::int64_t s
             << "1 for the vocabulary-parallel embedding)\n";
   int const runs = 3;
   auto const t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < runs; ++i) logits = models::forward(model, tokens);
+  for (int i = 0; i < runs; ++i) logits = forward(tokens);
   logits.block_until_ready();  // the work is queued: wait for it before stopping the timer
   double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
   std::cout << "forward: " << s * 1e3 << " ms, " << static_cast<double>(batch * seq) / s << " tokens/s\n";

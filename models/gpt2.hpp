@@ -201,7 +201,8 @@ inline auto logits() {
 }  // namespace gpt2
 
 // The forward: logits (batch, seq, vocab) of int32 token ids (batch, seq), which are put on the
-// batch sharding.
+// batch sharding. Each block is one jitted evaluation; jit_forward below makes the whole forward
+// one jitted call.
 template <class T>
 Tensor<T> forward(Gpt2<T> const& m, Tensor<std::int32_t> const& ids) {
   static auto const embed = gpt2::embed();
@@ -216,6 +217,15 @@ Tensor<T> forward(Gpt2<T> const& m, Tensor<std::int32_t> const& ids) {
     x = mlp(x, b.ln2_g, b.ln2_b, b.w_fc, b.b_fc, b.w_proj, b.b_proj, eps);
   }
   return logits(x, m.lnf_g, m.lnf_b, m.wte, eps);
+}
+
+// The whole forward as one jitted call (jax.jit of the forward): recorded on the first call with
+// each token shape and sharding, replayed after that without running the forward's C++ again
+// (runtime/program.hpp). The model's weights are the program's constants: the model must outlive
+// the function, and a model whose weights change needs a new one.
+template <class T>
+auto jit_forward(Gpt2<T> const& m) {
+  return jit([&m](Tensor<std::int32_t> const& ids) { return forward(m, ids); });
 }
 
 }  // namespace tessel::models

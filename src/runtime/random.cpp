@@ -3,6 +3,7 @@
 #include <format>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/program.hpp"
 
 namespace tessel::random {
 
@@ -74,6 +75,7 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
 std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DType dtype,
                                                  NamedSharding const& sharding, Distribution dist, double minval,
                                                  double maxval) {
+  tessel::detail::not_replayable("a random draw");
   auto t = tessel::detail::TensorImpl::allocate(shape, dtype, sharding);
   for (auto& s : t->shards) {
     if (!s.addressable) continue;  // each process draws its own shards: the same values as one process

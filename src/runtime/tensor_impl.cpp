@@ -8,6 +8,7 @@
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/distributed.hpp"
+#include "tessel/runtime/program.hpp"
 #include "tessel/runtime/reshard.hpp"
 #include "distributed/world.hpp"
 
@@ -79,6 +80,7 @@ std::vector<std::size_t> local_positions(TensorImpl const& t) {
 }
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
+  not_replayable("a tensor made outside an evaluation");
   sharding.check_shape(shape);
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   Mesh const& mesh = sharding.mesh();
@@ -151,6 +153,7 @@ void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
 
 std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding) {
   check_host_data("device_put", host, shape, dtype);
+  not_replayable("device_put of host data");
   auto t = TensorImpl::allocate(shape, dtype, sharding);
   fill_from_host(*t, static_cast<std::byte const*>(host.data), Box::whole(shape));
   return t;
@@ -177,6 +180,7 @@ std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& sha
   if (host.dtype != dtype)
     throw Error(std::format("make_array_from_process_local_data: host data is {} but the tensor is {}",
                             name(host.dtype), name(dtype)));
+  not_replayable("make_array_from_process_local_data");
   auto t = TensorImpl::allocate(shape, dtype, sharding);
   std::optional<Box> const held = local_box(*t);
   Box const box = held.value_or(Box{});
@@ -265,6 +269,7 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
 }
 
 void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype) {
+  not_replayable("a read to the host (to_host)");
   check_host_data("gather", HostBytes{out, count, dtype}, source.shape, source.dtype);
   if (source.varying)
     throw Error(std::format("to_host: inside shard_map this {} tensor is one block per device, differing along mesh "
@@ -288,6 +293,7 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
 
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill) {
+  not_replayable("make_array_from_callback");
   auto t = TensorImpl::allocate(shape, dtype, sharding);
   auto first = first_holders(*t, true);
   for (std::size_t i = 0; i < t->shards.size(); ++i) {

@@ -84,6 +84,19 @@ TEST_CASE("GPT-2 from safetensors gives Hugging Face's logits on every mesh, wit
     // (Every process runs every instruction, on the shards it holds: under mpirun the counts are
     // each process's.)
     if (mesh.axes().size(1) > 1) CHECK(ran(plan::Collective::all_reduce) == 2 * model.config.layers + 1);
+
+    // The whole forward as one jitted call: recorded by the first call, replayed by the second,
+    // with the bits and the collectives of the forward run block by block.
+    auto const jitted = models::jit_forward(model);
+    auto const tokens = device_put(ids, id_shape);
+    CHECK(process_allgather(jitted(tokens)) == got);
+    auto const replay_before = execution_counts();
+    CHECK(process_allgather(jitted(tokens)) == got);
+    auto const replay_after = execution_counts();
+    for (auto c : plan::all_collectives) CHECK(replay_after[c] - replay_before[c] == ran(c));
+    CHECK(replay_after.kernels - replay_before.kernels == after.kernels - before.kernels);
+    CHECK_THAT(jitted.explain(tokens),
+               Catch::Matchers::ContainsSubstring(std::to_string(2 + 2 * model.config.layers) + " evaluations of 4 distinct plans"));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "tessel/expr/node.hpp"
 #include "tessel/plan/cache.hpp"
 #include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/program.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/shard_map_scope.hpp"
 #include "tessel/runtime/tensor.hpp"
@@ -34,7 +35,9 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
       detail::record_plan_text(plan::to_string(plan));
     detail::RunState state(std::max(plan.slots, plan.graph.size()));
     detail::bind_inputs(e, 0, state);
+    detail::RecordedStep step(plan, kernels, state);  // a jitted body being recorded (runtime/program.hpp)
     auto result = detail::execute(plan, kernels, state);
+    step.made(result);
     // Inside shard_map: the result's blocks differ along the axes the plan's root says.
     if (result->varying != plan.graph.back().varying) [[unlikely]]
       result = detail::with_varying(std::move(result), plan.graph.back().varying);

@@ -85,6 +85,7 @@ class Pipelined {
   // Runs the pipeline: the stage weights (as many as weight_specs), then the batch.
   template <class... Args>
   auto operator()(Args const&... args) const {
+    detail::not_replayable("a pipeline");  // it times its steps and keeps them (step_seconds)
     std::vector<PartitionSpec> in = weight_specs_;
     in.push_back(x_spec_);
     auto body = [self = this](auto const&... locals) { return self->run(std::forward_as_tuple(locals...)); };

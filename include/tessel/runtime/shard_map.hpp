@@ -65,6 +65,7 @@ class ShardMapped {
   template <class... Args>
   auto operator()(Args const&... args) const {
     detail::check_shard_map_arity("in_specs", in_.size(), sizeof...(Args));
+    detail::not_replayable("shard_map");  // its body runs per device, under its own scope
     return call(std::index_sequence_for<Args...>{}, args...);
   }
 

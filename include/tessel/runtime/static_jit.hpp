@@ -72,6 +72,7 @@ class StaticJit {
     Mesh const* mesh = nullptr;
     [&]<std::size_t... I>(std::index_sequence<I...>) { (check_argument<I>(args, mesh), ...); }(
         std::index_sequence_for<Ts...>{});
+    detail::not_replayable("a static_jit call");  // its plan is rebound when the mesh changes
     auto e = F{}(args...);
     using E = decltype(e);
     if (!bound_ || !(bound_mesh_ == *mesh)) bind<E>(e, *mesh);

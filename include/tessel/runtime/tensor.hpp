@@ -70,6 +70,7 @@ class Tensor {
   // This process's shards, in mesh order (replicated shards appear once per device holding them).
   [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
     std::vector<Shard<T>> out;
+    detail::note_shard_access();
     for (auto const& s : ref().shards) {
       if (!s.addressable) continue;
       Shape local = s.index.extent();  // a short or empty shard past an uneven dimension's end

@@ -1,0 +1,146 @@
+// Recording a jitted body's evaluations and replaying them (runtime/program.hpp).
+#include "tessel/runtime/program.hpp"
+
+#include <algorithm>
+#include <format>
+#include <string>
+
+#include "tessel/expr/manual_scope.hpp"
+#include "tessel/plan/plan.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
+
+namespace tessel::detail {
+
+thread_local ProgramRecorder* program_recorder = nullptr;
+
+void note_shard_access() { not_replayable("addressable_shards"); }
+
+ProgramRecorder::ProgramRecorder(std::vector<ImplPtr> const& arguments) : previous_(program_recorder) {
+  for (std::size_t i = 0; i < arguments.size(); ++i)
+    known_.try_emplace(arguments[i].get(), ProgramValue{ProgramValue::From::argument, static_cast<int>(i)});
+  program_recorder = this;
+}
+
+ProgramRecorder::~ProgramRecorder() { program_recorder = previous_; }
+
+ProgramValue ProgramRecorder::value_of(ImplPtr const& t) {
+  auto [it, added] = known_.try_emplace(t.get(), ProgramValue{ProgramValue::From::constant,
+                                                              static_cast<int>(program_.constants_.size())});
+  if (added) program_.constants_.push_back(t);
+  return it->second;
+}
+
+void ProgramRecorder::begin_eval(plan::Plan const& plan, StepKernels const& kernels, RunState const& bound) {
+  in_step_ = true;
+  if (!why_not_.empty()) return;
+  if (active_shard_map_mesh() != nullptr) return give_up("shard_map");
+  ProgramStep step;
+  step.plan = &plan;
+  step.kernels = &kernels;
+  step.nodes = bound.inputs.size();
+  for (std::size_t node = 0; node < bound.inputs.size(); ++node)
+    if (bound.inputs[node]) step.tensors.emplace_back(node, value_of(bound.inputs[node]));
+  step.scalars = bound.scalars;
+  program_.steps_.push_back(std::move(step));
+}
+
+void ProgramRecorder::begin_reshard(ImplPtr const& source, NamedSharding const& to) {
+  in_step_ = true;
+  if (!why_not_.empty()) return;
+  ProgramStep step;
+  step.tensors.emplace_back(0, value_of(source));
+  step.reshard_to = to;
+  program_.steps_.push_back(std::move(step));
+}
+
+void ProgramRecorder::end_step(ImplPtr const& made) {
+  in_step_ = false;
+  if (!why_not_.empty()) return;
+  made_.push_back(made);
+  // A step can hand back a tensor it was given (a reshape's view of an argument): then that is
+  // what the later steps read, and a replay finds it the same way.
+  known_.try_emplace(made.get(), ProgramValue{ProgramValue::From::step, static_cast<int>(program_.steps_.size()) - 1});
+}
+
+void ProgramRecorder::give_up(std::string_view what) {
+  if (why_not_.empty()) why_not_ = what;
+}
+
+std::optional<Program> ProgramRecorder::finish(ImplPtr const& result) {
+  if (!why_not_.empty()) return std::nullopt;
+  if (in_step_) {
+    give_up("an evaluation that did not finish");
+    return std::nullopt;
+  }
+  program_.result_ = value_of(result);
+  // Each step's result is dropped after the last step that reads it, as the body's own tensors
+  // are when it reassigns them; the body's result is kept.
+  auto const n = static_cast<int>(program_.steps_.size());
+  std::vector<int> last_read(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) last_read[static_cast<std::size_t>(k)] = k;
+  for (int k = 0; k < n; ++k)
+    for (auto const& [node, v] : program_.steps_[static_cast<std::size_t>(k)].tensors)
+      if (v.from == ProgramValue::From::step) last_read[static_cast<std::size_t>(v.index)] = k;
+  for (int j = 0; j < n; ++j) {
+    bool const is_result = program_.result_.from == ProgramValue::From::step && program_.result_.index == j;
+    if (!is_result) program_.steps_[static_cast<std::size_t>(last_read[static_cast<std::size_t>(j)])].release.push_back(j);
+  }
+  made_.clear();
+  return std::move(program_);
+}
+
+ImplPtr Program::run(std::vector<ImplPtr> const& arguments) const {
+  std::vector<ImplPtr> made(steps_.size());
+  auto value = [&](ProgramValue v) -> ImplPtr const& {
+    switch (v.from) {
+      case ProgramValue::From::argument: return arguments[static_cast<std::size_t>(v.index)];
+      case ProgramValue::From::step: return made[static_cast<std::size_t>(v.index)];
+      case ProgramValue::From::constant: break;
+    }
+    return constants_[static_cast<std::size_t>(v.index)];
+  };
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    ProgramStep const& step = steps_[k];
+    if (step.plan == nullptr) {
+      made[k] = reshard(*value(step.tensors.front().second), *step.reshard_to);
+    } else {
+      RunState state(step.nodes);
+      for (auto const& [node, v] : step.tensors) state.inputs[node] = state.values[node] = value(v);
+      state.scalars = step.scalars;
+      made[k] = execute(*step.plan, *step.kernels, state);
+    }
+    for (int j : step.release) made[static_cast<std::size_t>(j)].reset();
+  }
+  return value(result_);
+}
+
+std::string Program::explain() const {
+  // Distinct plans in the order they first run, each with the steps that run it.
+  std::vector<std::pair<plan::Plan const*, std::vector<std::size_t>>> plans;
+  std::size_t reshards = 0;
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    if (steps_[k].plan == nullptr) {
+      ++reshards;
+      continue;
+    }
+    auto it = std::find_if(plans.begin(), plans.end(), [&](auto const& p) { return p.first == steps_[k].plan; });
+    if (it == plans.end()) plans.push_back({steps_[k].plan, {k}});
+    else it->second.push_back(k);
+  }
+  std::string s = std::format("a recorded program: {} step{} ({} evaluation{} of {} distinct plan{}, {} reshard{})\n",
+                              steps_.size(), steps_.size() == 1 ? "" : "s", steps_.size() - reshards,
+                              steps_.size() - reshards == 1 ? "" : "s", plans.size(), plans.size() == 1 ? "" : "s",
+                              reshards, reshards == 1 ? "" : "s");
+  for (std::size_t k = 0; k < steps_.size(); ++k)
+    if (steps_[k].plan == nullptr)
+      s += std::format("-- step {}: device_put to {}\n", k + 1, to_string(*steps_[k].reshard_to));
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    std::string at;
+    for (std::size_t k : plans[p].second) at += std::format("{}{}", at.empty() ? "" : ", ", k + 1);
+    s += std::format("-- plan {}, run at step{} {}:\n", p + 1, plans[p].second.size() == 1 ? "" : "s", at);
+    s += plan::to_string(*plans[p].first);
+  }
+  return s;
+}
+
+}  // namespace tessel::detail
