@@ -61,7 +61,7 @@ LeafLayout view_layout(ViewSpec const& view, Shape const& in_local, Shape const&
   return l;
 }
 
-void collapse(Space& space, std::vector<std::int64_t*> const& strides) {
+void collapse(Space& space, std::span<std::int64_t* const> strides) {
   for (int k = space.rank - 2; k >= 0; --k) {
     std::int64_t next = space.extent[k + 1];
     bool mergeable = std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[k] == s[k + 1] * next; });

@@ -74,10 +74,20 @@ std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const>
 
 std::vector<std::size_t> local_positions(TensorImpl const& t) {
   std::vector<std::size_t> out;
+  out.reserve(t.shards.size());
   for (std::size_t pos = 0; pos < t.shards.size(); ++pos)
     if (t.shards[pos].addressable) out.push_back(pos);
   return out;
 }
+
+namespace {
+// "0, 1, 2" (the devices at these mesh positions), for messages.
+std::string device_list(TensorImpl const& t, std::vector<std::size_t> const& positions) {
+  std::string s;
+  for (std::size_t pos : positions) s += std::format("{}{}", s.empty() ? "" : ", ", t.shards[pos].device);
+  return s;
+}
+}  // namespace
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
   not_replayable("a tensor made outside an evaluation");
@@ -85,29 +95,48 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   Mesh const& mesh = sharding.mesh();
   t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
+  // This process's shards share one block of the pool (every device of a process allocates in the
+  // same memory space, runtime/device.hpp), each at an offset aligned as Kokkos aligns: one pool
+  // look-up and one owner per tensor instead of one per shard.
+  constexpr std::size_t align = 256;
+  std::size_t total = 0, largest = 0;
+  std::vector<std::size_t> offsets;
+  offsets.reserve(mesh.device_ids().size());
   for (std::size_t position = 0; position < mesh.device_ids().size(); ++position) {
     int const id = mesh.device_ids()[position];
     int const flat = static_cast<int>(position);
+    Box index = sharding.layout().box(shape, flat);
     if (!is_local_device(id)) {
       if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
-      t->shards.push_back(ShardBuffer{id, sharding.layout().box(shape, flat), ByteView(), nullptr, false});
+      t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr, false});
+      offsets.push_back(0);
       continue;
     }
     device(id);  // fails clearly for a mesh built before the device count shrank
-    Box index = sharding.layout().box(shape, flat);
     std::size_t const bytes = static_cast<std::size_t>(index.num_elements()) * size_of(dtype);
-    std::shared_ptr<std::byte> memory;
-    try {
-      memory = acquire_device_memory(bytes);
-    } catch (OutOfMemory const& e) {
-      // The shards allocated so far go back with `t`; the caller's tensors are untouched.
-      throw OutOfMemory(std::format("out of memory on device {} for a {} tensor of shape {} sharded {}: its shard "
-                                    "needs {} bytes ({:.3g} GiB) ({})",
-                                    id, name(dtype), to_string(shape), to_string(sharding), bytes,
-                                    static_cast<double>(bytes) / (1 << 30), e.what()),
-                        e.bytes());
-    }
-    t->shards.push_back(ShardBuffer{id, index, ByteView(memory.get(), bytes), memory});
+    t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr});
+    offsets.push_back(total);
+    total += (bytes + align - 1) / align * align;
+    largest = std::max(largest, bytes);
+  }
+  std::shared_ptr<std::byte> memory;
+  try {
+    memory = acquire_device_memory(total);
+  } catch (OutOfMemory const& e) {
+    auto local = local_positions(*t);
+    throw OutOfMemory(std::format("out of memory on device{} {} for a {} tensor of shape {} sharded {}: its shard "
+                                  "needs {} bytes ({:.3g} GiB), {} bytes for the {} shard{} this process holds ({})",
+                                  local.size() == 1 ? "" : "s", device_list(*t, local), name(dtype), to_string(shape),
+                                  to_string(sharding), largest, static_cast<double>(largest) / (1 << 30), total,
+                                  local.size(), local.size() == 1 ? "" : "s", e.what()),
+                      e.bytes());
+  }
+  for (std::size_t pos = 0; pos < t->shards.size(); ++pos) {
+    ShardBuffer& s = t->shards[pos];
+    if (!s.addressable) continue;
+    std::size_t const bytes = static_cast<std::size_t>(s.index.num_elements()) * size_of(dtype);
+    s.memory = std::shared_ptr<std::byte>(memory, memory.get() + offsets[pos]);  // shares the block's owner
+    s.bytes = ByteView(s.memory.get(), bytes);
   }
   return t;
 }

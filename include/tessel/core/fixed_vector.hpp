@@ -65,6 +65,7 @@ class FixedVector {
   constexpr T* end() { return items_.data() + size_; }
   constexpr T const* begin() const { return items_.data(); }
   constexpr T const* end() const { return items_.data() + size_; }
+  constexpr T* data() { return items_.data(); }
   constexpr T const* data() const { return items_.data(); }
 
   friend constexpr bool operator==(FixedVector const& a, FixedVector const& b) {

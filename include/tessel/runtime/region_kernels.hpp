@@ -25,6 +25,11 @@
 
 namespace tessel::detail {
 
+// The stride arrays of a region's leaves, gathered per device without allocating (a region has
+// fewer leaves than nodes).
+template <class E>
+using LeafStrides = FixedVector<std::int64_t*, static_cast<std::size_t>(node_count<E>::value)>;
+
 template <class E>
 struct eval_of {
   // Every boundary (constraint, dot, view made apart, concatenate) is read like a tensor.
@@ -150,7 +155,7 @@ struct Binder {
     using V = expr_value_t<E>;
     r.child = bind<reduce_child_t<E>>(base, pos, region, space);
     r.length = space.extent[space.rank - 1];
-    std::vector<std::int64_t*> strides;
+    LeafStrides<reduce_child_t<E>> strides;
     r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     r.unit_rows = unit_rows(space, strides);
     if constexpr (E::tag::op::divides) r.scale = compute_t<V>(1) / static_cast<compute_t<V>>(r.length);
@@ -310,7 +315,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
     if (local.num_elements() == 0) continue;  // past an uneven dimension's end
     Space space = make_space(local, nullptr);
     auto ev = shared.bind<E>(base, static_cast<int>(pos), local, space);
-    std::vector<std::int64_t*> strides;
+    LeafStrides<E> strides;
     ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
     if (!rows) collapse(space, strides);
     auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());

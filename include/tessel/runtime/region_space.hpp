@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -31,7 +32,7 @@ Space make_space(Shape const& local, FixedVector<std::uint8_t, max_rank> const* 
 // `region`, in the space's dimension order.
 void leaf_strides(Shape const& leaf, Shape const& region, Space const& space, std::int64_t* stride);
 // Merges space dimensions that every leaf (and a row-major output) walks contiguously.
-void collapse(Space& space, std::vector<std::int64_t*> const& leaf_strides);
+void collapse(Space& space, std::span<std::int64_t* const> leaf_strides);
 
 // How a view's result reads its operand's shard: the view's local shape, strides (elements) and
 // offset into the operand's row-major shard.
@@ -66,7 +67,7 @@ LeafEval<T> view_leaf(ViewSpec const& view, ImplPtr const& in, int pos, Shape co
 }
 
 // Do all leaves walk the last space dimension contiguously?
-inline bool unit_rows(Space const& space, std::vector<std::int64_t*> const& strides) {
+inline bool unit_rows(Space const& space, std::span<std::int64_t* const> strides) {
   return std::all_of(strides.begin(), strides.end(), [&](std::int64_t* s) { return s[space.rank - 1] == 1; });
 }
 

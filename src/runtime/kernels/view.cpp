@@ -19,10 +19,11 @@ void view_copy(KernelArgs const& k) {
     if (local.num_elements() == 0) continue;
     Space space = make_space(local, nullptr);
     LeafEval<T> l = view_leaf<T>(n.view, in, static_cast<int>(pos), local, local, space);
-    collapse(space, {l.stride});
+    std::int64_t* const strides[] = {l.stride};
+    collapse(space, strides);
     auto* o = reinterpret_cast<T*>(out->shards[pos].bytes.data());
     launch_elementwise<false>(device(out->shards[pos].device).exec, k.label(), l, o, space, false,
-                              unit_rows(space, {l.stride}));
+                              unit_rows(space, strides));
   }
   fence_all_devices();
   k.result(std::move(out));
