@@ -155,31 +155,45 @@ Gpt2<T> random_gpt2(Gpt2Config const& c, Mesh const& mesh, std::uint32_t seed = 
 namespace gpt2 {
 
 // gelu_new (Hugging Face's name for the tanh approximation; tessel's gelu is that one, as flax's).
-// Attention: q, k, v of (batch, seq, heads, head_dim), the causal mask from iota fused into the softmax.
+// Attention: q, k, v of (batch, seq, heads, head_dim), the causal mask from iota fused into the
+// softmax. Its output projection before the bias: a sum over the heads the caller's weights hold
+// (all of them, or one device's share inside shard_map, which then psums it over mp).
+inline constexpr auto attention_heads = [](auto const& x, auto const& g, auto const& b, auto const& wq, auto const& wk,
+                                           auto const& wv, auto const& bq, auto const& bk, auto const& bv,
+                                           auto const& wo, double epsilon) {
+  DotDims project{{2}, {0}, {}, {}};     // (b, s, e) . (e, h, d) -> (b, s, h, d)
+  DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
+  DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
+  DotDims out{{1, 3}, {0, 1}, {}, {}};   // (b, h, s, d) . (h, d, e) -> (b, s, e)
+  auto n = layer_norm_two_pass(x, g, b, epsilon);
+  auto q = dot_general(n, wq, project) + bq, k = dot_general(n, wk, project) + bk, v = dot_general(n, wv, project) + bv;
+  Shape const &xs = x.shape(), &ws = wq.shape();
+  auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(ws[2])));
+  Shape const ss{xs[0], ws[1], xs[1], xs[1]};
+  float const ninf = -std::numeric_limits<float>::infinity();
+  auto p = softmax(where(iota<std::int32_t>(ss, 2) >= iota<std::int32_t>(ss, 3), scores, ninf), -1);
+  return dot_general(dot_general(p, v, pv), wo, out);
+};
+
+// The MLP's second GEMM before its bias: a sum over the hidden units the caller's weights hold.
+inline constexpr auto mlp_hidden = [](auto const& x, auto const& g, auto const& b, auto const& w_fc, auto const& b_fc,
+                                      auto const& w_proj, double epsilon) {
+  DotDims dense{{2}, {0}, {}, {}};  // (b, s, e) . (e, f) -> (b, s, f)
+  auto hidden = gelu(dot_general(layer_norm_two_pass(x, g, b, epsilon), w_fc, dense) + b_fc);
+  return dot_general(hidden, w_proj, dense);
+};
+
 inline auto attention_block() {
   return jit([](auto const& x, auto const& g, auto const& b, auto const& wq, auto const& wk, auto const& wv,
                 auto const& bq, auto const& bk, auto const& bv, auto const& wo, auto const& bo, double epsilon) {
-    DotDims project{{2}, {0}, {}, {}};     // (b, s, e) . (e, h, d) -> (b, s, h, d)
-    DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, h, s_q, s_k)
-    DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // -> (b, h, s_q, d)
-    DotDims out{{1, 3}, {0, 1}, {}, {}};   // (b, h, s, d) . (h, d, e) -> (b, s, e)
-    auto n = layer_norm_two_pass(x, g, b, epsilon);
-    auto q = dot_general(n, wq, project) + bq, k = dot_general(n, wk, project) + bk, v = dot_general(n, wv, project) + bv;
-    Shape const &xs = x.shape(), &ws = wq.shape();
-    auto scores = dot_general(q, k, qk) * (1.0f / std::sqrt(static_cast<float>(ws[2])));
-    Shape const ss{xs[0], ws[1], xs[1], xs[1]};
-    float const ninf = -std::numeric_limits<float>::infinity();
-    auto p = softmax(where(iota<std::int32_t>(ss, 2) >= iota<std::int32_t>(ss, 3), scores, ninf), -1);
-    return x + (dot_general(dot_general(p, v, pv), wo, out) + bo);
+    return x + (attention_heads(x, g, b, wq, wk, wv, bq, bk, bv, wo, epsilon) + bo);
   });
 }
 
 inline auto mlp_block() {
   return jit([](auto const& x, auto const& g, auto const& b, auto const& w_fc, auto const& b_fc, auto const& w_proj,
                 auto const& b_proj, double epsilon) {
-    DotDims dense{{2}, {0}, {}, {}};  // (b, s, e) . (e, f) -> (b, s, f)
-    auto hidden = gelu(dot_general(layer_norm_two_pass(x, g, b, epsilon), w_fc, dense) + b_fc);
-    return x + (dot_general(hidden, w_proj, dense) + b_proj);
+    return x + (mlp_hidden(x, g, b, w_fc, b_fc, w_proj, epsilon) + b_proj);
   });
 }
 

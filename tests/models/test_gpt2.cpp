@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpt2.hpp"
+#include "gpt2_pipeline.hpp"
 #include "support/reference_tokens.hpp"
 
 using namespace tessel;
@@ -98,6 +99,44 @@ TEST_CASE("GPT-2 from safetensors gives Hugging Face's logits on every mesh, wit
     CHECK_THAT(jitted.explain(tokens),
                Catch::Matchers::ContainsSubstring(std::to_string(2 + 2 * model.config.layers) + " evaluations of 4 distinct plans"));
   }
+}
+
+TEST_CASE("GPT-2 with its blocks pipelined over 'pp' gives Hugging Face's logits", "[models][pipeline]") {
+  Reference const ref = read_reference();
+  SafetensorsFile const file(data_file("tiny_gpt2.safetensors"));
+  Shape const id_shape{ref.batch, ref.seq};
+  for (Mesh const& mesh : {make_mesh({1, 2, 1}, {"dp", "pp", "mp"}, {0, 1}), make_mesh({2, 2, 2}, {"dp", "pp", "mp"}),
+                           make_mesh({1, 2, 4}, {"dp", "pp", "mp"}),
+                           make_mesh({1, 2, 2}, {"dp", "pp", "mp"}, {3, 1, 2, 0})}) {
+    for (int microbatches : {1, 2, 3}) {
+      INFO(to_string(mesh) << ", " << microbatches << " microbatches");
+      auto model = models::load_gpt2<float>(file, mesh, 4);
+      auto stages = models::pipeline_stages(model, microbatches);
+      auto const before = execution_counts();
+      auto got = models::forward(model, stages, device_put(ref.ids, id_shape)).to_host();
+      auto const after = execution_counts();
+      double const err = max_abs_difference(got, ref.logits);
+      INFO("max |tessel - HF| = " << err);
+      CHECK(err <= 2e-6);
+      // Stages pass activations with one collective-permute per step but the last; nothing is
+      // gathered.
+      int const steps = microbatches + 2 - 1;
+      CHECK(after[plan::Collective::collective_permute] - before[plan::Collective::collective_permute] == steps - 1);
+      CHECK(after[plan::Collective::all_gather] == before[plan::Collective::all_gather]);
+    }
+  }
+}
+
+TEST_CASE("pipeline stages that do not divide the blocks, or a mesh without pp, are refused by name",
+          "[models][pipeline][error]") {
+  SafetensorsFile const file(data_file("tiny_gpt2.safetensors"));
+  auto four = models::load_gpt2<float>(file, make_mesh({1, 4, 2}, {"dp", "pp", "mp"}), 4);
+  CHECK_THROWS_WITH(models::pipeline_stages(four, 2),
+                    Catch::Matchers::ContainsSubstring("2 blocks do not split into 4 stages over 'pp' of equal length"));
+  auto flat = models::load_gpt2<float>(file, make_mesh({2, 4}, {"dp", "mp"}), 4);
+  CHECK_THROWS_WITH(models::pipeline_stages(flat, 2),
+                    Catch::Matchers::ContainsSubstring("pipeline_stages: the model's mesh Mesh('dp': 2, 'mp': 4; devices "
+                                                       "[0 1 2 3 4 5 6 7]) needs axes named dp, pp and mp"));
 }
 
 TEST_CASE("GPT-2 in bfloat16 from its bfloat16 safetensors file stays near Hugging Face's float32 logits",

@@ -244,6 +244,15 @@ constexpr auto reshape(X const& x, std::initializer_list<std::int64_t> new_shape
       n, v, detail::reshape_shape(n.shape(), detail::list_of(new_shape, "reshape"), detail::errors_of(n)));
 }
 
+// ... to a shape known only at run time (a model's sizes read from its file, say).
+template <ViewOperand X>
+constexpr auto reshape(X const& x, Shape const& new_shape) {
+  auto n = as_node(x);
+  ViewSpec v;
+  v.kind = ViewKind::reshape;
+  return detail::make_view(n, v, detail::reshape_shape(n.shape(), new_shape, detail::errors_of(n)));
+}
+
 // lax.slice(x, start_indices, limit_indices): the box [start, limit) of x (unit strides).
 template <ViewOperand X>
 constexpr auto slice(X const& x, std::initializer_list<std::int64_t> start, std::initializer_list<std::int64_t> limit) {

@@ -145,7 +145,7 @@ class Pipelined {
     }
     Tensor<T> last(detail::concatenate_block_rows(outputs));
     // Only the last stage's blocks are the results: masked there, summed over the axis.
-    return lax::psum(where(equal(stage, p - 1), last, T(0)), DimSpec(options_.axis));
+    return lax::psum(where(equal(stage, p - 1), last, 0), DimSpec(options_.axis));  // (a weak 0: T whatever T is)
   }
 
   Stage stage_;
