@@ -1,5 +1,6 @@
 #include "tessel/runtime/device.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <format>
 #include <mutex>
@@ -19,6 +20,11 @@ struct Registry {
   int count = -1;                // -1: not yet read from the environment
   std::vector<Device> devices;   // built lazily: Kokkos must be initialized first
   std::mutex mutex;
+  // What every kernel launch and allocation asks, read without the lock once known (a lock per
+  // shard was most of a small call's cost): the count (0 until known) and the built devices (null
+  // until built, and again while set_device_count changes them).
+  std::atomic<int> known_count{0};
+  std::atomic<Device const*> built{nullptr};
 };
 
 Registry& registry() {
@@ -40,8 +46,10 @@ int count_from_environment() {
 
 int local_device_count() {
   auto& r = registry();
+  if (int known = r.known_count.load(std::memory_order_acquire); known > 0) return known;
   std::lock_guard lock(r.mutex);
   if (r.count < 0) r.count = count_from_environment();
+  r.known_count.store(r.count, std::memory_order_release);
   return r.count;
 }
 
@@ -55,7 +63,9 @@ void set_device_count(int n) {
                             n, distributed::process_count()));
   auto& r = registry();
   std::lock_guard lock(r.mutex);
+  r.built.store(nullptr, std::memory_order_release);
   r.count = n;
+  r.known_count.store(n, std::memory_order_release);
   r.devices.clear();
 }
 
@@ -65,6 +75,11 @@ bool is_local_device(int id) {
 }
 
 Device const& device(int id) {
+  auto& r = registry();
+  if (Device const* built = r.built.load(std::memory_order_acquire)) {  // the devices exist: no lock
+    int const first = built->id;
+    if (id >= first && id < first + r.known_count.load(std::memory_order_relaxed)) return built[id - first];
+  }
   int local = local_device_count();
   int n = device_count();
   if (id < 0 || id >= n) {
@@ -78,7 +93,6 @@ Device const& device(int id) {
     throw Error(std::format("device {} belongs to process {}; this is process {} of {}, with devices {}..{}", id,
                             distributed::process_of(id), distributed::process_index(), distributed::process_count(),
                             first, first + local - 1));
-  auto& r = registry();
   std::lock_guard lock(r.mutex);
   if (r.devices.empty()) {
     if (Kokkos::is_finalized())
@@ -88,6 +102,7 @@ Device const& device(int id) {
       throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
     auto instances = backend::make_device_instances(local);
     for (int i = 0; i < local; ++i) r.devices.push_back(Device{first + i, instances[static_cast<std::size_t>(i)]});
+    r.built.store(r.devices.data(), std::memory_order_release);
   }
   return r.devices[static_cast<std::size_t>(id - first)];
 }
@@ -107,6 +122,7 @@ ScopeGuard::~ScopeGuard() {
   {
     auto& r = registry();
     std::lock_guard lock(r.mutex);
+    r.built.store(nullptr, std::memory_order_release);  // device() then says the runtime was finalized
     r.devices.clear();  // instances hold Kokkos resources
   }
   detail::release_pooled_memory();
