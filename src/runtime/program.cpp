@@ -2,6 +2,7 @@
 #include "tessel/runtime/program.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <format>
 #include <string>
 
@@ -13,15 +14,31 @@ namespace tessel::detail {
 
 thread_local ProgramRecorder* program_recorder = nullptr;
 
+namespace {
+std::atomic<int> recorders{0};                   // recorders alive, on any thread
+std::atomic<std::uint64_t> tensors_made{0};      // counted while any is
+std::uint64_t made_so_far() { return tensors_made.load(std::memory_order_relaxed); }
+}  // namespace
+
+void note_tensor_made() {
+  if (recorders.load(std::memory_order_relaxed) > 0) [[unlikely]]
+    tensors_made.fetch_add(1, std::memory_order_relaxed);
+}
+
 void note_shard_access() { not_replayable("addressable_shards"); }
 
 ProgramRecorder::ProgramRecorder(std::vector<ImplPtr> const& arguments) : previous_(program_recorder) {
   for (std::size_t i = 0; i < arguments.size(); ++i)
     known_.try_emplace(arguments[i].get(), ProgramValue{ProgramValue::From::argument, static_cast<int>(i)});
   program_recorder = this;
+  recorders.fetch_add(1, std::memory_order_relaxed);
+  made_at_start_ = made_so_far();
 }
 
-ProgramRecorder::~ProgramRecorder() { program_recorder = previous_; }
+ProgramRecorder::~ProgramRecorder() {
+  recorders.fetch_sub(1, std::memory_order_relaxed);
+  program_recorder = previous_;
+}
 
 ProgramValue ProgramRecorder::value_of(ImplPtr const& t) {
   auto [it, added] = known_.try_emplace(t.get(), ProgramValue{ProgramValue::From::constant,
@@ -32,6 +49,7 @@ ProgramValue ProgramRecorder::value_of(ImplPtr const& t) {
 
 void ProgramRecorder::begin_eval(plan::Plan const& plan, StepKernels const& kernels, RunState const& bound) {
   in_step_ = true;
+  made_at_step_ = made_so_far();
   if (!why_not_.empty()) return;
   if (active_shard_map_mesh() != nullptr) return give_up("shard_map");
   ProgramStep step;
@@ -46,6 +64,7 @@ void ProgramRecorder::begin_eval(plan::Plan const& plan, StepKernels const& kern
 
 void ProgramRecorder::begin_reshard(ImplPtr const& source, NamedSharding const& to) {
   in_step_ = true;
+  made_at_step_ = made_so_far();
   if (!why_not_.empty()) return;
   ProgramStep step;
   step.tensors.emplace_back(0, value_of(source));
@@ -55,6 +74,7 @@ void ProgramRecorder::begin_reshard(ImplPtr const& source, NamedSharding const& 
 
 void ProgramRecorder::end_step(ImplPtr const& made) {
   in_step_ = false;
+  made_in_steps_ += made_so_far() - made_at_step_;
   if (!why_not_.empty()) return;
   made_.push_back(made);
   // A step can hand back a tensor it was given (a reshape's view of an argument): then that is
@@ -70,6 +90,10 @@ std::optional<Program> ProgramRecorder::finish(ImplPtr const& result) {
   if (!why_not_.empty()) return std::nullopt;
   if (in_step_) {
     give_up("an evaluation that did not finish");
+    return std::nullopt;
+  }
+  if (made_so_far() - made_at_start_ != made_in_steps_) {
+    give_up("tensors made on another thread while the body ran");
     return std::nullopt;
   }
   program_.result_ = value_of(result);

@@ -91,6 +91,7 @@ std::string device_list(TensorImpl const& t, std::vector<std::size_t> const& pos
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
   not_replayable("a tensor made outside an evaluation");
+  note_tensor_made();
   sharding.check_shape(shape);
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   Mesh const& mesh = sharding.mesh();

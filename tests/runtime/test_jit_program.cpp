@@ -6,6 +6,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
+#include <future>
 #include <string>
 
 #include "support/close.hpp"
@@ -179,6 +180,19 @@ TEST_CASE("a jitted body a replay would not repeat runs on every call, and expla
     (void)f(x);
     CHECK(runs == 2);
     CHECK_THAT(f.explain(x), ContainsSubstring("to_host"));
+  }
+  SECTION("an evaluation on another thread") {
+    auto f = jit([&](Tensor<float> const& v) {
+      ++runs;
+      auto doubled = std::async(std::launch::async, [&] { return Tensor<float>(v * 2.0f); });
+      return Tensor<float>(doubled.get() + 1.0f);
+    });
+    auto y = draw({16}, rows, 8);
+    (void)f(x);
+    auto got = f(y);  // a replay would have read the first call's doubled x
+    CHECK(runs == 2);
+    CHECK(test::bitwise_equal(got.to_host(), Tensor<float>(y * 2.0f + 1.0f).to_host()));
+    CHECK_THAT(f.explain(x), ContainsSubstring("tensors made on another thread while the body ran"));
   }
   SECTION("an argument of another kind") {
     auto f = jit([&](Tensor<float> const& v, std::string const&) {

@@ -85,6 +85,9 @@ class ProgramRecorder {
  private:
   ProgramValue value_of(ImplPtr const& t);
   Program program_;
+  // Tensors made anywhere since the recording began, and those made inside its steps: a difference
+  // is a tensor another thread made for the body, which a replay would not make again.
+  std::uint64_t made_at_start_ = 0, made_at_step_ = 0, made_in_steps_ = 0;
   std::unordered_map<TensorImpl const*, ProgramValue> known_;  // what each tensor seen so far is
   std::vector<ImplPtr> made_;  // kept while recording, so that no address is reused
   bool in_step_ = false;
@@ -94,6 +97,9 @@ class ProgramRecorder {
 
 // The recorder watching this thread, or null.
 extern thread_local ProgramRecorder* program_recorder;
+
+// Counts a tensor made (TensorImpl::allocate), on any thread, while any recorder lives.
+void note_tensor_made();
 
 // Called where a body does something a replay would not repeat (see above); no-op when nothing
 // records, or inside a recorded step.
