@@ -25,7 +25,20 @@ void note_tensor_made() {
     tensors_made.fetch_add(1, std::memory_order_relaxed);
 }
 
+void not_replayable(std::string_view what) {
+  if (program_recorder != nullptr && !program_recorder->in_step()) [[unlikely]]
+    program_recorder->give_up(what);
+}
+
 void note_shard_access() { not_replayable("addressable_shards"); }
+
+std::shared_ptr<TensorImpl const> recorded_reshard(std::shared_ptr<TensorImpl const> const& from,
+                                                   NamedSharding const& to) {
+  RecordedStep step(from, to);
+  std::shared_ptr<TensorImpl const> moved = reshard(*from, to);
+  step.made(moved);
+  return moved;
+}
 
 ProgramRecorder::ProgramRecorder(std::vector<ImplPtr> const& arguments) : previous_(program_recorder) {
   for (std::size_t i = 0; i < arguments.size(); ++i)

@@ -3,7 +3,7 @@
 #include <format>
 
 #include "tessel/core/error.hpp"
-#include "tessel/runtime/program.hpp"
+#include "tessel/runtime/replay_hooks.hpp"
 
 namespace tessel::random {
 

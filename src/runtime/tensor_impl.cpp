@@ -8,7 +8,7 @@
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/distributed.hpp"
-#include "tessel/runtime/program.hpp"
+#include "tessel/runtime/replay_hooks.hpp"
 #include "tessel/runtime/reshard.hpp"
 #include "distributed/world.hpp"
 

@@ -8,7 +8,6 @@
 #include <span>
 #include <vector>
 
-#include "tessel/runtime/program.hpp"
 #include "tessel/runtime/tensor.hpp"
 
 namespace tessel {
@@ -60,10 +59,7 @@ Tensor<T> device_put(std::vector<T> const& host, Shape const& shape) {
 template <Element T>
 Tensor<T> device_put(Tensor<T> const& x, NamedSharding const& sharding) {
   if (x.sharding() == sharding) return x;
-  detail::RecordedStep step(x.impl_ptr(), sharding);  // a jitted body being recorded (runtime/program.hpp)
-  Tensor<T> moved(detail::reshard(x.impl(), sharding));
-  step.made(moved.impl_ptr());
-  return moved;
+  return Tensor<T>(detail::recorded_reshard(x.impl_ptr(), sharding));
 }
 
 // Builds a tensor without materializing it whole: fill(index, block) is called once per distinct

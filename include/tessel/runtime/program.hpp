@@ -22,6 +22,7 @@
 
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/replay_hooks.hpp"
 
 namespace tessel::detail {
 
@@ -98,15 +99,6 @@ class ProgramRecorder {
 // The recorder watching this thread, or null.
 extern thread_local ProgramRecorder* program_recorder;
 
-// Counts a tensor made (TensorImpl::allocate), on any thread, while any recorder lives.
-void note_tensor_made();
-
-// Called where a body does something a replay would not repeat (see above); no-op when nothing
-// records, or inside a recorded step.
-inline void not_replayable(std::string_view what) {
-  if (program_recorder != nullptr && !program_recorder->in_step()) [[unlikely]]
-    program_recorder->give_up(what);
-}
 
 // An evaluation's hooks, around detail::execute: records the step when a recorder watches.
 class RecordedStep {

@@ -10,6 +10,7 @@
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/expr/concept.hpp"
+#include "tessel/runtime/replay_hooks.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel {

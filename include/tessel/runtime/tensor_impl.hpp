@@ -77,8 +77,6 @@ std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& sha
 std::optional<Box> local_box(TensorImpl const& t);
 std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target);
 void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype);
-// A body that reads shards directly is not recorded by jit (runtime/program.hpp).
-void note_shard_access();
 // Calls fill(index, host_block) once per distinct shard (replicas are copied device to device).
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill);
