@@ -19,3 +19,10 @@
 #else
 #include "tessel/runtime/backend/host/kernel_traits.hpp"
 #endif
+
+// A row reduction's lanes are the host CPU's native vectors wherever kernels run on a host CPU:
+// host backends, and CPU builds of the device shapes, which otherwise leave XLA's max scalar (5x
+// slower softmax). The lanes and their order are the same either way, so the bits are.
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
+#include "tessel/runtime/backend/host/lane_vectors.hpp"
+#endif

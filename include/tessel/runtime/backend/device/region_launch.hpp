@@ -55,6 +55,15 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
         Ev local = ev;
         local.begin_row(idx, outer, Row(team));
         V* o = out + row * length;
+        // A team of one (a CPU build of these shapes) writes its span in a plain loop, which the
+        // host compiler vectorizes (a TeamThreadRange's stride is the team size, unknown to it).
+        if constexpr (specializes_rows)
+          if (team.team_size() == 1) {
+            Ev const row_eval = local;
+#pragma GCC ivdep
+            for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
+            return;
+          }
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end),
                              [&](std::int64_t e) { o[e] = static_cast<V>(local.template at<Unit, Fused>(e)); });
       });

@@ -8,7 +8,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "tessel/runtime/backend/host/lane_vectors.hpp"
 #include "tessel/runtime/backend/host/stream_copy.hpp"
 #include "tessel/runtime/run_plan.hpp"
 

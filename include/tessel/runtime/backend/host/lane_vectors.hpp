@@ -6,8 +6,8 @@
 // whatever the compiler version. Lane j accumulates elements j, j + lanes, ... of the row in
 // order, as the scalar lanes do, so the result has the same bits on every vector width.
 //
-// Host backends only (backend/kernel_traits.hpp includes this folder for them); compilers without
-// the extension keep the scalar lanes.
+// For kernels compiled for a host CPU (backend/kernel_traits.hpp includes it for host backends and
+// for CPU builds of the device shapes); compilers without the extension keep the scalar lanes.
 #include <concepts>
 #include <cstdint>
 #include <cstring>
