@@ -162,6 +162,9 @@ ImplPtr execute(plan::Plan const& plan, StepKernels const& kernels, RunState& st
 
 bool same_value(plan::Plan const& plan, RunState const& state, int a, int b) {
   auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+  // One value slot: the planner's CSE made them one value (a GEMM's scores read twice by a
+  // softmax are computed once), whatever their kind.
+  if (ia < plan.slot.size() && ib < plan.slot.size() && plan.slot[ia] == plan.slot[ib]) return true;
   if (!plan::computes_alike(plan.nodes[ia], plan.nodes[ib])) return false;
   plan::GraphNode const& x = plan.graph[ia];
   plan::GraphNode const& y = plan.graph[ib];

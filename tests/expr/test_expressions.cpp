@@ -2,9 +2,13 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cmath>
+#include <concepts>
+#include <limits>
+#include <type_traits>
 
 #include "support/data.hpp"
 #include "support/meshes.hpp"
+#include "tessel/runtime/row_cache.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
@@ -129,6 +133,59 @@ TEST_CASE("a row-fused reduction shares its input with the output pass (computed
     CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + row_caching);
     // Sharing changes nothing in the result, bit for bit.
     CHECK(shared.to_host() == plain.to_host());
+  }
+}
+
+TEST_CASE("a scaled or causally masked softmax caches exp's input: exp once per element, the plain bits",
+          "[expr][softmax][row_cache]") {
+  // Two reductions' inputs occur in the output: the max's (x * c) and the sum's (exp(x * c - max)).
+  // Caching the max's input would leave exp computed in the sum's pass and again in the output's;
+  // the sum's input is the costlier and is the one cached.
+  {
+    auto x = put({8, 16}, NamedSharding(make_mesh({8}, {"x"}), P("x", None)), 0);
+    using Scaled = std::remove_cvref_t<decltype(softmax(x * 0.125f))>;
+    static_assert(std::same_as<typename detail::cached_reduce_t<Scaled, float>::tag::op, ops::sum_reduce>);
+  }
+  float const ninf = -std::numeric_limits<float>::infinity();
+  for (auto const& mesh : test::all_meshes()) {
+    INFO(to_string(mesh));
+    NamedSharding s(mesh, P(mesh.axes().name(0).view(), None));
+    Shape const shape{24, 40};
+    auto x = put(shape, s, 24);
+    auto x_copy = device_put(x.to_host(), shape, s);
+    auto one = device_put(x.to_host(), shape);
+    // The causal mask: row r keeps columns 0..r (row 0 a single element).
+    auto mask = iota<std::int32_t>(shape, 0) >= iota<std::int32_t>(shape, 1);
+    auto before = execution_counts();
+    Tensor<float> scaled = softmax(x * 0.125f);
+    Tensor<float> causal = softmax(where(mask, x * 0.125f, ninf));
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 2 * row_caching);
+    // The same expressions with the sum over an equal copy: nothing may be cached.
+    auto scaled_plain_in = x * 0.125f;
+    Tensor<float> scaled_plain = exp(scaled_plain_in - max(scaled_plain_in, -1, true)) /
+                                 sum(exp(x_copy * 0.125f - max(x_copy * 0.125f, -1, true)), -1, true);
+    auto causal_in = where(mask, x * 0.125f, ninf), causal_copy = where(mask, x_copy * 0.125f, ninf);
+    Tensor<float> causal_plain =
+        exp(causal_in - max(causal_in, -1, true)) / sum(exp(causal_copy - max(causal_copy, -1, true)), -1, true);
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + 2 * row_caching);
+    CHECK(scaled.to_host() == scaled_plain.to_host());
+    CHECK(causal.to_host() == causal_plain.to_host());
+    Tensor<float> scaled_one = softmax(one * 0.125f);
+    Tensor<float> causal_one = softmax(where(mask, one * 0.125f, ninf));
+    require_close(scaled.to_host(), scaled_one.to_host(), 1e-6);
+    require_close(causal.to_host(), causal_one.to_host(), 1e-6);
+    auto host = causal.to_host();
+    CHECK(host[0] == 1.0f);   // row 0 keeps one element
+    CHECK(host[1] == 0.0f);   // and masks the rest
+    // Attention's scores: a GEMM's value read by both occurrences (the planner computes it once,
+    // one value slot), as a tensor computed apart gives them.
+    auto w = put({40, 40}, NamedSharding(mesh, P()), 25);
+    before = execution_counts();
+    Tensor<float> attention = softmax(where(mask, x.matmul(w) * 0.125f, ninf));
+    CHECK(execution_counts().row_cached_kernels == before.row_cached_kernels + row_caching);
+    Tensor<float> scores = x.matmul(w);
+    Tensor<float> apart = softmax(where(mask, scores * 0.125f, ninf));
+    CHECK(attention.to_host() == apart.to_host());
   }
 }
 

@@ -86,9 +86,11 @@ struct LeafEval {
   }
   // The row's first element (rows walked contiguously).
   KOKKOS_FORCEINLINE_FUNCTION T const* row_data() const { return data + base; }
+  // f(strides, reads_memory) for each leaf: every leaf's strides take part in collapsing the
+  // space; only those that read memory decide whether rows are walked contiguously (Unit).
   template <class F>
   void for_each_leaf(F&& f) {
-    f(stride);
+    f(stride, true);
   }
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
@@ -111,9 +113,9 @@ struct ScalarEval {
 };
 
 // An iota leaf: the coordinate along one dimension, computed (no memory read). Its strides (1
-// along its dimension, 0 elsewhere) take part in collapsing the space like a tensor's, and it
-// reports them as a leaf's, so a kernel walks it contiguously only when its dimension is the
-// last one.
+// along its dimension, 0 elsewhere) take part in collapsing the space like a tensor's, but not in
+// deciding Unit: it reads no memory, so it steps by `inner` either way (a causal mask's row
+// coordinate, constant along the row, leaves the kernel's loads contiguous and vectorized).
 template <class T>
 struct IotaEval {
   std::int64_t stride[max_rank]{};
@@ -130,12 +132,11 @@ struct IotaEval {
   KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams&) const {}
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t e) const {
-    if constexpr (Unit) return static_cast<T>(base + e);
-    else return static_cast<T>(base + e * inner);
+    return static_cast<T>(base + e * inner);
   }
   template <class F>
   void for_each_leaf(F&& f) {
-    f(stride);
+    f(stride, false);
   }
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };

@@ -155,9 +155,11 @@ struct Binder {
     using V = expr_value_t<E>;
     r.child = bind<reduce_child_t<E>>(base, pos, region, space);
     r.length = space.extent[space.rank - 1];
-    LeafStrides<reduce_child_t<E>> strides;
-    r.child.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
-    r.unit_rows = unit_rows(space, strides);
+    LeafStrides<reduce_child_t<E>> reads;
+    r.child.for_each_leaf([&](std::int64_t* s, bool memory) {
+      if (memory) reads.push_back(s);
+    });
+    r.unit_rows = unit_rows(space, reads);
     if constexpr (E::tag::op::divides) r.scale = compute_t<V>(1) / static_cast<compute_t<V>>(r.length);
   }
 
@@ -315,12 +317,15 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
     if (local.num_elements() == 0) continue;  // past an uneven dimension's end
     Space space = make_space(local, nullptr);
     auto ev = shared.bind<E>(base, static_cast<int>(pos), local, space);
-    LeafStrides<E> strides;
-    ev.for_each_leaf([&](std::int64_t* s) { strides.push_back(s); });
+    LeafStrides<E> strides, reads;
+    ev.for_each_leaf([&](std::int64_t* s, bool memory) {
+      strides.push_back(s);
+      if (memory) reads.push_back(s);
+    });
     if (!rows) collapse(space, strides);
     auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
     auto const& exec = device(out->shards[pos].device).exec;
-    bool unit = unit_rows(space, strides);
+    bool unit = unit_rows(space, reads);
     if constexpr (backend::caches_rows && !std::is_void_v<cached_reduce_t<E, V>>) {
       if (cached && ev.all_reduces_fused()) {
         auto cev = b.bind_cached<cached_reduce_t<E, V>, E>(base, static_cast<int>(pos), local, space, o);

@@ -30,17 +30,38 @@ inline constexpr bool in_region<ElementwiseNode<Op, C, R, Ch...>, S> =
 template <class R>
 using reduce_child_t = child_t<0, R>;
 
-// The first of Ts that is not void (void when all are).
+// Of the candidate reductions Ts (void: none), the one whose input has the most nodes (the first
+// of equals): caching the costliest input saves the most. In softmax(x * c) both the max's input
+// (x * c) and the sum's (exp(x * c - max)) occur in the output; only caching the sum's computes exp
+// once per element.
+template <class R>
+inline constexpr int cached_input_nodes = node_count<reduce_child_t<R>>::value;
+template <class A, class B>
+struct costlier {
+  using type = std::conditional_t<(cached_input_nodes<B> > cached_input_nodes<A>), B, A>;
+};
+template <class A>
+struct costlier<A, void> {
+  using type = A;
+};
+template <class B>
+struct costlier<void, B> {
+  using type = B;
+};
+template <>
+struct costlier<void, void> {
+  using type = void;
+};
 template <class... Ts>
-struct first_non_void {
+struct costliest {
   using type = void;
 };
 template <class T, class... Rest>
-struct first_non_void<T, Rest...> {
-  using type = std::conditional_t<std::is_void_v<T>, typename first_non_void<Rest...>::type, T>;
+struct costliest<T, Rest...> {
+  using type = typename costlier<T, typename costliest<Rest...>::type>::type;
 };
 
-// The first reduction R in E's region whose input is computed (an elementwise node), also occurs
+// The reduction R in E's region (the costliest, above) whose input is computed (an elementwise node), also occurs
 // in the region of Root and has the type V the kernel writes (so the output row can hold it); void
 // when there is none.
 template <class E, class Root, class V>
@@ -60,7 +81,7 @@ struct cached_reduce_in<ReduceNode<Op, S>, Root, V> {
 };
 template <class Op, class C, class R, class... Ch, class Root, class V>
 struct cached_reduce_in<ElementwiseNode<Op, C, R, Ch...>, Root, V> {
-  using type = typename first_non_void<typename cached_reduce_in<Ch, Root, V>::type...>::type;
+  using type = typename costliest<typename cached_reduce_in<Ch, Root, V>::type...>::type;
 };
 
 template <class E, class V>
