@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -32,14 +33,24 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
     auto const* idx = reinterpret_cast<std::int32_t const*>(indices.shards[pos].bytes.data());
     T* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     std::int64_t const count = pre * m * post;
-    for_each_index(device(out.shards[pos].device).exec, label, count, count, KOKKOS_LAMBDA(std::int64_t f) {
-      std::int64_t po = f % post, j = (f / post) % m, pr = f / (post * m);
+    // A work item copies a run of one slice (the backend's copy_chunk: a whole slice on hosts, a
+    // contiguous loop; one element on GPUs, neighbouring threads on neighbouring elements).
+    std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
+    std::int64_t const chunks = chunk > 0 ? (post + chunk - 1) / chunk : 0;
+    for_each_index(device(out.shards[pos].device).exec, label, pre * m * chunks, count, KOKKOS_LAMBDA(std::int64_t item) {
+      std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;
+      std::int64_t const end = begin + chunk < post ? begin + chunk : post;
+      std::int64_t const j = row % m, pr = row / m;
       std::int64_t r = idx[j];
       if (r < 0) r += n;
-      T v = elsewhere;
-      if (r < 0 || r >= n) v = first ? fill : elsewhere;
-      else if (r >= lo && r < hi) v = src[(pr * len + (r - lo)) * post + po];
-      dst[f] = v;
+      T* d = dst + row * post;
+      if (r >= lo && r < hi && r < n) {
+        T const* s = src + (pr * len + (r - lo)) * post;
+        for (std::int64_t po = begin; po < end; ++po) d[po] = s[po];
+      } else {
+        T const v = (r < 0 || r >= n) && first ? fill : elsewhere;
+        for (std::int64_t po = begin; po < end; ++po) d[po] = v;
+      }
     });
   }
   fence_all_devices();
