@@ -36,34 +36,22 @@ using reduce_child_t = child_t<0, R>;
 // once per element.
 template <class R>
 inline constexpr int cached_input_nodes = node_count<reduce_child_t<R>>::value;
-template <class A, class B>
-struct costlier {
-  using type = std::conditional_t<(cached_input_nodes<B> > cached_input_nodes<A>), B, A>;
-};
-template <class A>
-struct costlier<A, void> {
-  using type = A;
-};
-template <class B>
-struct costlier<void, B> {
-  using type = B;
-};
 template <>
-struct costlier<void, void> {
-  using type = void;
-};
+inline constexpr int cached_input_nodes<void> = -1;  // no candidate: any candidate is costlier
+template <class A, class B>
+using costlier_t = std::conditional_t<(cached_input_nodes<B> > cached_input_nodes<A>), B, A>;
 template <class... Ts>
 struct costliest {
   using type = void;
 };
 template <class T, class... Rest>
 struct costliest<T, Rest...> {
-  using type = typename costlier<T, typename costliest<Rest...>::type>::type;
+  using type = costlier_t<T, typename costliest<Rest...>::type>;
 };
 
-// The reduction R in E's region (the costliest, above) whose input is computed (an elementwise node), also occurs
-// in the region of Root and has the type V the kernel writes (so the output row can hold it); void
-// when there is none.
+// The reduction R in E's region (the costliest, above) whose input is computed (an elementwise
+// node), also occurs in the region of Root and has the type V the kernel writes (so the output row
+// can hold it); void when there is none.
 template <class E, class Root, class V>
 struct cached_reduce_in {
   using type = void;

@@ -44,9 +44,8 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
       std::int64_t r = idx[j];
       if (r < 0) r += n;
       T* d = dst + row * post;
-      if (r >= lo && r < hi && r < n) {
-        T const* s = src + (pr * len + (r - lo)) * post;
-        for (std::int64_t po = begin; po < end; ++po) d[po] = s[po];
+      if (r >= lo && r < hi) {
+        backend::copy_words(d + begin, src + (pr * len + (r - lo)) * post + begin, end - begin, false);
       } else {
         T const v = (r < 0 || r >= n) && first ? fill : elsewhere;
         for (std::int64_t po = begin; po < end; ++po) d[po] = v;

@@ -7,8 +7,14 @@
 // and TESSEL_DEVICE_SHAPES says what it chose to the other selectors (backend/region_launch.hpp).
 #include <Kokkos_Core.hpp>
 
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL) || \
-    defined(TESSEL_DEVICE_SHAPED_KERNELS)
+// Kernels compiled for a GPU, or for a host CPU.
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+#define TESSEL_GPU_KERNELS 1
+#else
+#define TESSEL_GPU_KERNELS 0
+#endif
+
+#if TESSEL_GPU_KERNELS || defined(TESSEL_DEVICE_SHAPED_KERNELS)
 #define TESSEL_DEVICE_SHAPES 1
 #else
 #define TESSEL_DEVICE_SHAPES 0
@@ -23,6 +29,6 @@
 // A row reduction's lanes are the host CPU's native vectors wherever kernels run on a host CPU:
 // host backends, and CPU builds of the device shapes, which otherwise leave XLA's max scalar (5x
 // slower softmax). The lanes and their order are the same either way, so the bits are.
-#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
+#if !TESSEL_GPU_KERNELS
 #include "tessel/runtime/backend/host/lane_vectors.hpp"
 #endif
