@@ -74,6 +74,11 @@ bool is_local_device(int id) {
   return id >= 0 && id / local == distributed::process_index() && id < device_count();
 }
 
+bool shares_memory(int a, int b) {
+  // Every device of a process allocates in the backend's one memory space (MemSpace).
+  return is_local_device(a) && is_local_device(b);
+}
+
 Device const& device(int id) {
   auto& r = registry();
   if (Device const* built = r.built.load(std::memory_order_acquire)) {  // the devices exist: no lock

@@ -33,18 +33,38 @@ namespace detail {
 ImplPtr complete_reduce(ImplPtr const& partial, plan::Collective kind, NamedSharding const& to,
                         FixedVector<std::uint8_t, max_mesh_axes> const& axes, ReduceOp op) {
   Mesh const& mesh = partial->sharding.mesh();
-  auto out = TensorImpl::allocate(partial->shape, partial->dtype, to);
   // Devices that differ only in their coordinates on the collective's axes form a group.
   auto groups = device_groups(mesh.axes(), axes);
-  auto& collectives = tessel::collectives();
   bool const all_reduce = kind == plan::Collective::all_reduce;
+  // An all-reduce's members receive one value: those that share memory share its buffer, written
+  // once (every other member's `out` is null).
+  std::vector<std::size_t> owner;
+  if (all_reduce) {
+    owner.resize(partial->shards.size());
+    for (auto const& positions : groups) {
+      auto first = static_cast<std::size_t>(*std::min_element(positions.begin(), positions.end(), [&](int a, int b) {
+        bool la = partial->shards[static_cast<std::size_t>(a)].addressable;
+        bool lb = partial->shards[static_cast<std::size_t>(b)].addressable;
+        return la != lb ? la : a < b;  // the first of this process's members
+      }));
+      for (int pos : positions) {
+        auto const p = static_cast<std::size_t>(pos);
+        bool const shares = partial->shards[p].addressable && partial->shards[first].addressable &&
+                            shares_memory(partial->shards[first].device, partial->shards[p].device);
+        owner[p] = shares ? first : p;
+      }
+    }
+  }
+  auto out = TensorImpl::allocate(partial->shape, partial->dtype, to, owner);
+  auto& collectives = tessel::collectives();
   for (auto const& positions : groups) {
     std::vector<GroupMember> members;
     std::vector<Box> pieces;
     for (int pos : positions) {
       auto const& in = partial->shards[static_cast<std::size_t>(pos)];
       auto& o = out->shards[static_cast<std::size_t>(pos)];
-      members.push_back({in.device, in.bytes.data(), o.bytes.data()});
+      bool const writes = owner.empty() || owner[static_cast<std::size_t>(pos)] == static_cast<std::size_t>(pos);
+      members.push_back({in.device, in.bytes.data(), writes ? o.bytes.data() : nullptr});
       pieces.push_back(o.index);
     }
     Box held = partial->shards[static_cast<std::size_t>(positions[0])].index;
@@ -69,8 +89,9 @@ ImplPtr reinterpret_shards(ImplPtr const& in, Shape const& shape, NamedSharding 
 template <class T>
 void divide_shards(TensorImpl const& t, double divisor, char const* label) {
   T const scale = T(1) / static_cast<T>(divisor);
-  for (auto const& shard : t.shards) {
-    if (!shard.addressable) continue;
+  for (std::size_t pos = 0; pos < t.shards.size(); ++pos) {
+    auto const& shard = t.shards[pos];
+    if (!shard.addressable || !t.owns_buffer(pos)) continue;  // (replicas sharing a buffer: once)
     auto* data = reinterpret_cast<T*>(shard.bytes.data());
     auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
     for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });

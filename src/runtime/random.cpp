@@ -76,9 +76,12 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
                                                  NamedSharding const& sharding, Distribution dist, double minval,
                                                  double maxval) {
   tessel::detail::not_replayable("a random draw");
-  auto t = tessel::detail::TensorImpl::allocate(shape, dtype, sharding);
-  for (auto& s : t->shards) {
-    if (!s.addressable) continue;  // each process draws its own shards: the same values as one process
+  // Replicas hold the same values (they depend on the box only): one buffer where they can.
+  auto const owner = tessel::detail::replica_owners(shape, sharding);
+  auto t = tessel::detail::TensorImpl::allocate(shape, dtype, sharding, owner);
+  for (std::size_t pos = 0; pos < t->shards.size(); ++pos) {
+    auto& s = t->shards[pos];
+    if (!s.addressable || owner[pos] != pos) continue;  // each process draws its own shards, each buffer once
     auto const& exec = device(s.device).exec;
     visit(dtype, [&](auto tag) {
       using T = decltype(tag);

@@ -1,5 +1,7 @@
 #include "tessel/runtime/reshard.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "tessel/runtime/collectives.hpp"
@@ -54,8 +56,24 @@ void run(plan::Collective kind, DType dtype, GroupArgs const& g) {
 
 }  // namespace
 
+namespace {
+// Whether every device keeps its box (a split over a size-1 mesh axis dropped, say).
+bool keeps_every_box(TensorImpl const& source, NamedSharding const& target) {
+  if (!std::ranges::equal(source.sharding.mesh().device_ids(), target.mesh().device_ids())) return false;
+  for (std::size_t pos = 0; pos < source.shards.size(); ++pos)
+    if (!(target.layout().box(source.shape, static_cast<int>(pos)) == source.shards[pos].index)) return false;
+  return true;
+}
+}  // namespace
+
 Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const& target) {
   check_reshard_devices(source, target);
+  target.check_shape(source.shape);
+  if (keeps_every_box(source, target)) {  // the same buffers under the new sharding: nothing moves
+    auto t = std::make_shared<TensorImpl>(source);
+    t->sharding = target;
+    return {t, std::nullopt};
+  }
   auto steps = plan::decompose(source.shape, size_of(source.dtype), source.sharding, target);
   bool one_collective = steps.size() == 1 && steps[0].collective;
   if (!one_collective) return {reshard_by_copies(source, target), std::nullopt};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <format>
 #include <string>
+#include <utility>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
@@ -34,7 +35,7 @@ std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) 
 void copy_replicas(TensorImpl& t, std::vector<std::size_t> const& first) {
   fence_all_devices();
   for (std::size_t i = 0; i < first.size(); ++i)
-    if (std::size_t const from = first[i]; from != i)
+    if (std::size_t const from = first[i]; from != i && t.shards[i].bytes.data() != t.shards[from].bytes.data())
       Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[from].bytes);
   fence_all_devices();
 }
@@ -59,6 +60,30 @@ void block_until_ready(TensorImpl const& t) {
 void throw_unset_tensor(DType dtype) {
   throw Error(std::format("tessel::Tensor<{}>: used before a value was assigned (it was default-constructed)",
                           name(dtype)));
+}
+
+bool TensorImpl::owns_buffer(std::size_t pos) const {
+  auto const* data = shards[pos].bytes.data();
+  for (std::size_t q = 0; q < pos; ++q)
+    if (shards[q].bytes.data() == data && data != nullptr) return false;
+  return true;
+}
+
+std::vector<std::size_t> replica_owners(Shape const& shape, NamedSharding const& sharding) {
+  auto const& ids = sharding.mesh().device_ids();
+  std::vector<std::size_t> owner(ids.size());
+  std::vector<std::pair<std::size_t, Box>> owners;  // this process's, with their boxes
+  for (std::size_t p = 0; p < ids.size(); ++p) {
+    owner[p] = p;
+    if (!is_local_device(ids[p])) continue;
+    Box box = sharding.layout().box(shape, static_cast<int>(p));
+    auto same = std::find_if(owners.begin(), owners.end(), [&](auto const& o) {
+      return o.second == box && shares_memory(ids[o.first], ids[p]);
+    });
+    if (same != owners.end()) owner[p] = same->first;
+    else owners.emplace_back(p, std::move(box));
+  }
+  return owner;
 }
 
 bool TensorImpl::fully_addressable() const {
@@ -89,7 +114,8 @@ std::string device_list(TensorImpl const& t, std::vector<std::size_t> const& pos
 }
 }  // namespace
 
-std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding) {
+std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype, NamedSharding const& sharding,
+                                                 std::span<std::size_t const> owner) {
   not_replayable("a tensor made outside an evaluation");
   note_tensor_made();
   sharding.check_shape(shape);
@@ -117,6 +143,13 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     std::size_t const bytes = static_cast<std::size_t>(index.num_elements()) * size_of(dtype);
     t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr});
     offsets.push_back(total);
+    if (!owner.empty() && owner[position] != position) {
+      std::size_t const o = owner[position];
+      if (o > position || !t->shards[o].addressable || !(t->shards[o].index == index) ||
+          !shares_memory(t->shards[o].device, id))
+        throw Error(std::format("tessel: internal error: shard {} cannot share shard {}'s buffer", position, o));
+      continue;  // shares its owner's buffer
+    }
     total += (bytes + align - 1) / align * align;
     largest = std::max(largest, bytes);
   }
@@ -125,16 +158,26 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     memory = acquire_device_memory(total);
   } catch (OutOfMemory const& e) {
     auto local = local_positions(*t);
+    auto buffers = static_cast<std::size_t>(std::count_if(local.begin(), local.end(), [&](std::size_t pos) {
+      return owner.empty() || owner[pos] == pos;
+    }));
+    std::string const shared =
+        buffers < local.size() ? std::format(" in {} buffer{}: replicas share memory", buffers, buffers == 1 ? "" : "s") : "";
     throw OutOfMemory(std::format("out of memory on device{} {} for a {} tensor of shape {} sharded {}: its shard "
-                                  "needs {} bytes ({:.3g} GiB), {} bytes for the {} shard{} this process holds ({})",
+                                  "needs {} bytes ({:.3g} GiB), {} bytes for the {} shard{} this process holds{} ({})",
                                   local.size() == 1 ? "" : "s", device_list(*t, local), name(dtype), to_string(shape),
                                   to_string(sharding), largest, static_cast<double>(largest) / (1 << 30), total,
-                                  local.size(), local.size() == 1 ? "" : "s", e.what()),
+                                  local.size(), local.size() == 1 ? "" : "s", shared, e.what()),
                       e.bytes());
   }
   for (std::size_t pos = 0; pos < t->shards.size(); ++pos) {
     ShardBuffer& s = t->shards[pos];
     if (!s.addressable) continue;
+    if (!owner.empty() && owner[pos] != pos) {
+      s.memory = t->shards[owner[pos]].memory;
+      s.bytes = t->shards[owner[pos]].bytes;
+      continue;
+    }
     std::size_t const bytes = static_cast<std::size_t>(s.index.num_elements()) * size_of(dtype);
     s.memory = std::shared_ptr<std::byte>(memory, memory.get() + offsets[pos]);  // shares the block's owner
     s.bytes = ByteView(s.memory.get(), bytes);
@@ -184,7 +227,7 @@ void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
 std::shared_ptr<TensorImpl> place(HostBytes host, Shape const& shape, DType dtype, NamedSharding const& sharding) {
   check_host_data("device_put", host, shape, dtype);
   not_replayable("device_put of host data");
-  auto t = TensorImpl::allocate(shape, dtype, sharding);
+  auto t = TensorImpl::allocate(shape, dtype, sharding, replica_owners(shape, sharding));
   fill_from_host(*t, static_cast<std::byte const*>(host.data), Box::whole(shape));
   return t;
 }
@@ -211,7 +254,7 @@ std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& sha
     throw Error(std::format("make_array_from_process_local_data: host data is {} but the tensor is {}",
                             name(host.dtype), name(dtype)));
   not_replayable("make_array_from_process_local_data");
-  auto t = TensorImpl::allocate(shape, dtype, sharding);
+  auto t = TensorImpl::allocate(shape, dtype, sharding, replica_owners(shape, sharding));
   std::optional<Box> const held = local_box(*t);
   Box const box = held.value_or(Box{});
   std::int64_t const want = held ? box.num_elements() : 0;
@@ -324,7 +367,7 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill) {
   not_replayable("make_array_from_callback");
-  auto t = TensorImpl::allocate(shape, dtype, sharding);
+  auto t = TensorImpl::allocate(shape, dtype, sharding, replica_owners(shape, sharding));
   auto first = first_holders(*t, true);
   for (std::size_t i = 0; i < t->shards.size(); ++i) {
     auto& s = t->shards[i];

@@ -24,6 +24,9 @@ struct Device {
 Device const& device(int id);
 // Whether this process holds the device (runtime/distributed.hpp).
 bool is_local_device(int id);
+// Whether two devices allocate in one memory, so that a block one writes the other can read in
+// place: two devices of this process (one host, or one GPU split into logical devices).
+bool shares_memory(int a, int b);
 // Waits for every device's queued work.
 void fence_all_devices();
 // "cpu" on host backends, "gpu" on CUDA and HIP: what visualize_array_sharding prints.

@@ -57,6 +57,17 @@ struct SerialRow {
   KOKKOS_FORCEINLINE_FUNCTION T reduce(Ev const& ev, std::int64_t length, T acc) const;
 };
 
+// One leaf of an evaluator, as for_each_leaf shows it: its strides (every leaf's take part in
+// collapsing the space; only those of leaves that read memory decide whether rows are walked
+// contiguously, Unit), the memory it reads and its first coordinate (an iota's). Two devices
+// whose evaluators show the same leaves compute the same block (fused_kernel shares it).
+struct LeafRef {
+  std::int64_t* stride;
+  void const* data;
+  std::int64_t start;
+  bool reads_memory;
+};
+
 template <class T>
 struct LeafEval {
   T const* data = nullptr;
@@ -86,11 +97,10 @@ struct LeafEval {
   }
   // The row's first element (rows walked contiguously).
   KOKKOS_FORCEINLINE_FUNCTION T const* row_data() const { return data + base; }
-  // f(strides, reads_memory) for each leaf: every leaf's strides take part in collapsing the
-  // space; only those that read memory decide whether rows are walked contiguously (Unit).
+  // f(LeafRef) for each leaf.
   template <class F>
   void for_each_leaf(F&& f) {
-    f(stride, true);
+    f(LeafRef{stride, data, 0, true});
   }
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
@@ -136,7 +146,7 @@ struct IotaEval {
   }
   template <class F>
   void for_each_leaf(F&& f) {
-    f(stride, false);
+    f(LeafRef{stride, nullptr, start, false});
   }
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };

@@ -22,6 +22,7 @@
 #include "tessel/runtime/execute.hpp"
 #include "tessel/runtime/region_launch.hpp"
 #include "tessel/runtime/row_cache.hpp"
+#include "tessel/runtime/shared_buffers.hpp"
 
 namespace tessel::detail {
 
@@ -156,8 +157,8 @@ struct Binder {
     r.child = bind<reduce_child_t<E>>(base, pos, region, space);
     r.length = space.extent[space.rank - 1];
     LeafStrides<reduce_child_t<E>> reads;
-    r.child.for_each_leaf([&](std::int64_t* s, bool memory) {
-      if (memory) reads.push_back(s);
+    r.child.for_each_leaf([&](LeafRef const& l) {
+      if (l.reads_memory) reads.push_back(l.stride);
     });
     r.unit_rows = unit_rows(space, reads);
     if constexpr (E::tag::op::divides) r.scale = compute_t<V>(1) / static_cast<compute_t<V>>(r.length);
@@ -304,8 +305,14 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   int const base = step.node - node_count<E>::value + 1;
   auto const& p = plan.nodes[static_cast<std::size_t>(step.node)];
   Shape const& shape = plan.graph[static_cast<std::size_t>(step.node)].shape;
-  auto out = TensorImpl::allocate(shape, dtype_of<V>, *p.out);
   Binder const b{plan, state};
+  // Replicas that read the same memory the same way compute their block once (shared_buffers.hpp).
+  auto const owner = shared_buffers(shape, *p.out, [&](std::size_t pos) {
+    Shape const local = p.out->shard_shape(shape, static_cast<int>(pos));
+    Space const space = make_space(local, nullptr);
+    return b.bind<E>(base, static_cast<int>(pos), local, space);
+  });
+  auto out = TensorImpl::allocate(shape, dtype_of<V>, *p.out, owner);
   bool const rows = b.has_row_fusion<E>(base);
   bool const cached = backend::caches_rows && rows && b.row_cache_applies<E>(base);
   RowMemo const memo = rows ? b.row_memo<E>(base) : RowMemo{};
@@ -315,12 +322,13 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   for (std::size_t pos : local_positions(*out)) {
     Shape const local = out->shard_shape(pos);
     if (local.num_elements() == 0) continue;  // past an uneven dimension's end
+    if (!owner.empty() && owner[pos] != pos) continue;  // its replica at owner[pos] computes the block
     Space space = make_space(local, nullptr);
     auto ev = shared.bind<E>(base, static_cast<int>(pos), local, space);
     LeafStrides<E> strides, reads;
-    ev.for_each_leaf([&](std::int64_t* s, bool memory) {
-      strides.push_back(s);
-      if (memory) reads.push_back(s);
+    ev.for_each_leaf([&](LeafRef const& l) {
+      strides.push_back(l.stride);
+      if (l.reads_memory) reads.push_back(l.stride);
     });
     if (!rows) collapse(space, strides);
     auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());

@@ -23,12 +23,13 @@ void block_until_ready(TensorImpl const& t);
 
 // One device's piece of a tensor (jax.Shard): which device, which global index range, and the
 // data, row-major in the shard's own shape. `owner` keeps the memory alive as long as the Shard.
+// The data is read-only, as a jax.Array's: replicas on devices that share memory may share it.
 template <Element T>
 struct Shard {
   int device;
   Box index;
   Shape shape;
-  Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> data;
+  Kokkos::View<T const*, MemSpace, Kokkos::MemoryUnmanaged> data;
   std::shared_ptr<void const> owner;
 };
 
@@ -76,7 +77,7 @@ class Tensor {
       if (!s.addressable) continue;
       Shape local = s.index.extent();  // a short or empty shard past an uneven dimension's end
       // Shards are stored untyped; the typed view is unmanaged, so the Shard holds the tensor.
-      Kokkos::View<T*, MemSpace, Kokkos::MemoryUnmanaged> typed(reinterpret_cast<T*>(s.bytes.data()),
+      Kokkos::View<T const*, MemSpace, Kokkos::MemoryUnmanaged> typed(reinterpret_cast<T const*>(s.bytes.data()),
                                                                 static_cast<std::size_t>(local.num_elements()));
       out.push_back(Shard<T>{s.device, s.index, local, typed, impl_});
     }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "tessel/core/box.hpp"
@@ -24,9 +25,13 @@ struct ShardBuffer {
   int device;                          // global device id
   Box index;                           // the global index range held, row-major inside `bytes`
   ByteView bytes;                      // index.num_elements() * size_of(dtype) bytes (none when empty)
-  std::shared_ptr<std::byte> memory;   // owns `bytes` (pooled); replicas have their own
+  std::shared_ptr<std::byte> memory;   // owns `bytes` (pooled); may be a replica's (see below)
   bool addressable = true;             // on one of this process's devices
 };
+// Replicas whose devices share memory (shares_memory) may share one buffer: a value is computed
+// once per distinct buffer (devices on one host's cores gain nothing from computing it N times).
+// So nothing writes into a tensor's shards once the step that made it has ended, and a step
+// that writes a tensor it made in place visits each buffer once (TensorImpl::owns_buffer).
 
 // Region copies between a shard of this process and host memory (`host` holds `host_box`), through
 // a host mirror of the shard: the shard itself where devices use host memory, a staging copy of the
@@ -47,13 +52,24 @@ struct TensorImpl {
   std::uint32_t varying = 0;
 
   // Shards with uninitialized memory; fails (before allocating) when the sharding cannot tile shape.
-  static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding);
+  // With `owner` (one entry per mesh position, owner[p] <= p), shard p shares shard owner[p]'s
+  // buffer where owner[p] != p: the caller promises they hold the same box and equal values, on
+  // devices that share memory (replica_owners gives such a list).
+  static std::shared_ptr<TensorImpl> allocate(Shape const& shape, DType dtype, NamedSharding const& sharding,
+                                              std::span<std::size_t const> owner = {});
   // The shape of the shard at mesh position `pos`: the sharding's block, shorter or empty where an
   // uneven dimension ends (ShardLayout::box).
   [[nodiscard]] Shape shard_shape(std::size_t pos) const { return shards[pos].index.extent(); }
   // Whether this process holds every shard (jax.Array.is_fully_addressable).
   [[nodiscard]] bool fully_addressable() const;
+  // Whether shard `pos` holds its own buffer: no earlier shard shares it.
+  [[nodiscard]] bool owns_buffer(std::size_t pos) const;
 };
+
+// For each mesh position of `sharding` over `shape`, the first position holding the same box on a
+// device that shares memory with it (itself when there is none): the replicas that may share one
+// buffer when they hold equal values (TensorImpl::allocate).
+std::vector<std::size_t> replica_owners(Shape const& shape, NamedSharding const& sharding);
 
 // The same shards, marked as differing along the mesh axes in `varying` (TensorImpl::varying).
 std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const> t, std::uint32_t varying);
