@@ -16,6 +16,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/gemm_batch.hpp"
+#include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 
 namespace tessel::detail {
@@ -95,31 +96,48 @@ std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<st
 // A permutation's geometry, by value for the kernel. (At namespace scope: nvcc refuses a
 // function-local type in a device lambda's captures.)
 struct PermuteGeometry {
-  int rank;
+  int outer;                          // dst dimensions that index runs (all but a kept innermost one)
   std::int64_t extent[max_rank];      // dst extents
   std::int64_t src_stride[max_rank];  // src stride of dst dimension k
+  std::int64_t run, chunk, chunks;    // elements per run (contiguous in both), per work item; items per run
 };
 
 // dst = src with dimensions reordered (dst dimension k is src dimension order[k]), converted to
-// the GEMM's type G on the way (16-bit floats are multiplied as floats).
+// the GEMM's type G on the way (16-bit floats are multiplied as floats). When the innermost
+// dimension stays innermost (attention's (b, h, s, d) -> (b, s, h, d)), its runs are contiguous in
+// both: a work item copies backend::copy_chunk elements of one run (a whole run on hosts, in a loop
+// the compiler vectorizes; one element on GPUs, neighbouring threads on neighbouring elements), and
+// splits its index into coordinates once per run instead of once per element.
 template <class T, class G = T>
 void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order const& order, G* dst) {
+  std::int64_t const n = shape.num_elements();
+  if (n == 0) return;
   PermuteGeometry g{};
-  g.rank = static_cast<int>(order.size());
+  int const rank = static_cast<int>(order.size());
   std::int64_t strides[max_rank];
   row_major_strides(shape, strides);
-  for (int k = 0; k < g.rank; ++k) {
+  for (int k = 0; k < rank; ++k) {
     g.extent[k] = shape[order[static_cast<std::size_t>(k)]];
     g.src_stride[k] = strides[order[static_cast<std::size_t>(k)]];
   }
+  bool const keeps_inner = rank > 0 && order[static_cast<std::size_t>(rank - 1)] == rank - 1;
+  g.outer = keeps_inner ? rank - 1 : rank;
+  g.run = keeps_inner ? g.extent[rank - 1] : 1;
+  g.chunk = g.run < backend::copy_chunk ? g.run : backend::copy_chunk;
+  g.chunks = (g.run + g.chunk - 1) / g.chunk;
   Kokkos::parallel_for(
-      kernel_label("tessel::transpose"), Kokkos::RangePolicy<ExecSpace>(exec, 0, shape.num_elements()), KOKKOS_LAMBDA(std::int64_t i) {
-        std::int64_t rest = i, s = 0;
-        for (int k = g.rank; k-- > 0;) {
+      kernel_label("tessel::transpose"), Kokkos::RangePolicy<ExecSpace>(exec, 0, n / g.run * g.chunks),
+      KOKKOS_LAMBDA(std::int64_t item) {
+        std::int64_t const run = item / g.chunks, begin = (item % g.chunks) * g.chunk;
+        std::int64_t const end = begin + g.chunk < g.run ? begin + g.chunk : g.run;
+        std::int64_t rest = run, s = 0;
+        for (int k = g.outer; k-- > 0;) {
           s += (rest % g.extent[k]) * g.src_stride[k];
           rest /= g.extent[k];
         }
-        dst[i] = static_cast<G>(static_cast<compute_t<T>>(src[s]));
+        G* d = dst + run * g.run;
+        T const* from = src + s;
+        for (std::int64_t e = begin; e < end; ++e) d[e] = static_cast<G>(static_cast<compute_t<T>>(from[e]));
       });
 }
 
