@@ -63,9 +63,11 @@ void throw_unset_tensor(DType dtype) {
 }
 
 bool TensorImpl::owns_buffer(std::size_t pos) const {
-  auto const* data = shards[pos].bytes.data();
+  // (An empty shard holds nothing; its pointer may be where the next shard's buffer starts.)
+  auto const& s = shards[pos];
+  if (s.bytes.size() == 0) return true;
   for (std::size_t q = 0; q < pos; ++q)
-    if (shards[q].bytes.data() == data && data != nullptr) return false;
+    if (shards[q].bytes.size() != 0 && shards[q].bytes.data() == s.bytes.data()) return false;
   return true;
 }
 
@@ -121,6 +123,9 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   sharding.check_shape(shape);
   auto t = std::make_shared<TensorImpl>(TensorImpl{shape, dtype, sharding, {}, 0});
   Mesh const& mesh = sharding.mesh();
+  if (!owner.empty() && owner.size() != mesh.device_ids().size())
+    throw Error(std::format("tessel: internal error: {} buffer owners for {} shards", owner.size(),
+                            mesh.device_ids().size()));
   t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
   // This process's shards share one block of the pool (every device of a process allocates in the
   // same memory space, runtime/device.hpp), each at an offset aligned as Kokkos aligns: one pool
@@ -161,8 +166,9 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     auto buffers = static_cast<std::size_t>(std::count_if(local.begin(), local.end(), [&](std::size_t pos) {
       return owner.empty() || owner[pos] == pos;
     }));
-    std::string const shared =
-        buffers < local.size() ? std::format(" in {} buffer{}: replicas share memory", buffers, buffers == 1 ? "" : "s") : "";
+    std::string shared;
+    if (buffers < local.size())
+      shared = std::format(" in {} buffer{}: replicas share memory", buffers, buffers == 1 ? "" : "s");
     throw OutOfMemory(std::format("out of memory on device{} {} for a {} tensor of shape {} sharded {}: its shard "
                                   "needs {} bytes ({:.3g} GiB), {} bytes for the {} shard{} this process holds{} ({})",
                                   local.size() == 1 ? "" : "s", device_list(*t, local), name(dtype), to_string(shape),

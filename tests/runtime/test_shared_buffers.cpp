@@ -8,6 +8,7 @@
 
 #include "support/data.hpp"
 #include "support/meshes.hpp"
+#include "tessel/runtime/tensor_impl.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
@@ -68,7 +69,10 @@ TEST_CASE("a fused region computes each shared buffer once, with one device's bi
   Shape const shape{16, 24};
   std::vector<float> xd(static_cast<std::size_t>(shape.num_elements())), gd(24), bd(24);
   for (std::size_t i = 0; i < xd.size(); ++i) xd[i] = static_cast<float>((i * 7919) % 101) * 0.25f - 12.0f;
-  for (std::size_t i = 0; i < gd.size(); ++i) gd[i] = 1.0f + 0.125f * static_cast<float>(i), bd[i] = 0.5f - 0.0625f * static_cast<float>(i);
+  for (std::size_t i = 0; i < gd.size(); ++i) {
+    gd[i] = 1.0f + 0.125f * static_cast<float>(i);
+    bd[i] = 0.5f - 0.0625f * static_cast<float>(i);
+  }
   auto layer = [&](NamedSharding const& s) {
     NamedSharding const rep(s.mesh(), P());
     auto x = device_put(xd, shape, s);
@@ -125,5 +129,23 @@ TEST_CASE("an all-reduce writes its result once per group, and a mean divides it
       CHECK(test::bitwise_equal(total.to_host(), one_sum));
       CHECK(test::bitwise_equal(average.to_host(), one_mean));
     }
+  }
+}
+
+TEST_CASE("an empty shard never hides the buffer that follows it", "[runtime][shared_buffers]") {
+  // 3 elements over 'b' (4): position (a0, b3) is empty, and its pointer is where the buffer of
+  // (a1, b0) starts. Without owners every non-empty shard has a buffer of its own, which a step
+  // writing in place (a mean's division) must visit.
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  auto t = detail::TensorImpl::allocate(Shape{3}, DType::float32, NamedSharding(mesh, P("b")));
+  REQUIRE(t->shards[3].bytes.size() == 0);
+  for (std::size_t pos = 0; pos < t->shards.size(); ++pos) CHECK(t->owns_buffer(pos));
+  // With owners, the replicas along 'a' share: the first row's shards own theirs (and the empty
+  // ones hold nothing to share).
+  auto owner = detail::replica_owners(Shape{3}, NamedSharding(mesh, P("b")));
+  auto shared = detail::TensorImpl::allocate(Shape{3}, DType::float32, NamedSharding(mesh, P("b")), owner);
+  for (std::size_t pos = 0; pos < shared->shards.size(); ++pos) {
+    INFO(pos);
+    CHECK(shared->owns_buffer(pos) == (pos < 4 || pos == 7));
   }
 }
