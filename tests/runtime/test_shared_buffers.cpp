@@ -149,3 +149,21 @@ TEST_CASE("an empty shard never hides the buffer that follows it", "[runtime][sh
     CHECK(shared->owns_buffer(pos) == (pos < 4 || pos == 7));
   }
 }
+
+TEST_CASE("inside shard_map, values that differ per device never share, though their inputs do",
+          "[runtime][shared_buffers][shard_map]") {
+  // x is replicated: all 8 devices read one buffer. axis_index differs per device (its own buffer
+  // each), so the body's region computes every device's block, with that device's coordinate.
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  Shape const shape{4, 6};
+  auto const data = test::iota_data<float>(shape, 1.0f);
+  auto x = device_put(data, shape, NamedSharding(mesh, P()));
+  REQUIRE(sharing(x) == std::vector<std::size_t>(8, 0));
+  auto f = shard_map([](auto const& l) { return l * 2.0f + astype<float>(lax::axis_index("b")); }, mesh, {P()},
+                     P("b"));
+  Tensor<float> y = f(x);
+  std::vector<float> want;
+  for (int b = 0; b < 4; ++b)
+    for (float v : data) want.push_back(v * 2.0f + static_cast<float>(b));
+  CHECK(test::bitwise_equal(y.to_host(), want));
+}
