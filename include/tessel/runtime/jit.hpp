@@ -150,10 +150,10 @@ class Jitted {
                               in_.size(), args, args == 1 ? "" : "s"));
   }
 
-  // What the body returns for these arguments (not called).
+  // What the body returns for these arguments (not called). Placing an argument keeps its type,
+  // and naming place() here would use this class before it is complete (clang refuses that).
   template <class... Args>
-  using result_t = std::remove_cvref_t<std::invoke_result_t<F const&, decltype(std::declval<Jitted const&>().place(
-                                                                          std::declval<Args const&>(), 0))...>>;
+  using result_t = std::remove_cvref_t<std::invoke_result_t<F const&, Args const&...>>;
   template <class... Args>
   static constexpr bool returns_tensor = is_tensor_v<result_t<Args...>>;
 
