@@ -57,24 +57,22 @@ void run(plan::Collective kind, DType dtype, GroupArgs const& g) {
 }  // namespace
 
 namespace {
-// Whether every device keeps its box (a split over a size-1 mesh axis dropped, say).
-bool keeps_every_box(TensorImpl const& source, NamedSharding const& target) {
-  if (!std::ranges::equal(source.sharding.mesh().device_ids(), target.mesh().device_ids())) return false;
-  for (std::size_t pos = 0; pos < source.shards.size(); ++pos)
-    if (!(target.layout().box(source.shape, static_cast<int>(pos)) == source.shards[pos].index)) return false;
-  return true;
+// The source's shard on `device`, a device of both meshes.
+ShardBuffer const& shard_on(TensorImpl const& source, int device) {
+  auto ids = source.sharding.mesh().device_ids();
+  return source.shards[static_cast<std::size_t>(std::ranges::find(ids, device) - ids.begin())];
 }
 }  // namespace
 
 Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const& target) {
   check_reshard_devices(source, target);
   target.check_shape(source.shape);
-  if (keeps_every_box(source, target)) {  // the same buffers under the new sharding: nothing moves
-    auto t = std::make_shared<TensorImpl>(source);
-    t->sharding = target;
+  auto steps = plan::decompose(source.shape, size_of(source.dtype), source.sharding, target);
+  if (steps.empty()) {  // every device keeps its block (explain's "no data moves"): its buffer too
+    auto t = std::make_shared<TensorImpl>(TensorImpl{source.shape, source.dtype, target, {}, source.varying});
+    for (int id : target.mesh().device_ids()) t->shards.push_back(shard_on(source, id));
     return {t, std::nullopt};
   }
-  auto steps = plan::decompose(source.shape, size_of(source.dtype), source.sharding, target);
   bool one_collective = steps.size() == 1 && steps[0].collective;
   if (!one_collective) return {reshard_by_copies(source, target), std::nullopt};
   auto const& step = steps[0];
@@ -82,12 +80,9 @@ Resharded reshard_with_collectives(TensorImpl const& source, NamedSharding const
   if (step.axes.empty()) {
     // A permute between meshes over the same devices: one group of every device; member k is
     // the target's mesh position k, whose input is the source's shard on the same device.
-    auto ids = source.sharding.mesh().device_ids();
     GroupArgs g;
     for (auto& out : t->shards) {
-      std::size_t j = 0;
-      while (ids[j] != out.device) ++j;
-      auto const& in = source.shards[j];
+      auto const& in = shard_on(source, out.device);
       g.members.push_back({out.device, in.bytes.data(), out.bytes.data()});
       g.in_boxes.push_back(in.index);
       g.out_boxes.push_back(out.index);
