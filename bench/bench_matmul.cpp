@@ -1,8 +1,9 @@
 // The Megatron MLP block relu(x @ W1) @ W2 (batch 4096, model 1024, hidden 4096, float32) on 8
 // logical devices, x on P('dp', None), W1 on P(None, 'mp'), W2 on P('mp', None) over a (4, 2) mesh,
-// against the same two GEMMs done unsharded by one multi-threaded BLAS call each (the BLAS tessel
-// links, from the main thread: all host threads), interleaved in one run. One benchmark per way of
-// scheduling the devices' GEMMs (tessel::detail::GemmSchedule; `automatic` is the default).
+// against the same two GEMMs done unsharded by the backend's BLAS alone (bench/standalone_gemm.hpp:
+// OpenBLAS from the main thread, all host threads, on hosts; cuBLAS on CUDA), interleaved in one
+// run. One benchmark per way of scheduling the devices' GEMMs (tessel::detail::GemmSchedule;
+// `automatic` is the default).
 // Counters: fraction_of_blas = unsharded BLAS time / tessel time (1.0 = no overhead from sharding);
 // fraction_of_peak = GFLOP/s / the FMA peak of the BLAS kernels' vector width, measured in this
 // binary on all threads, interleaved in the same loop (peak_GFLOP_per_s; measure/fma_peak.hpp);
@@ -10,7 +11,6 @@
 // vector's peak (AVX-512 where the CPU has it, whatever OPENBLAS_CORETYPE chose). The BLAS, its core type
 // and threads are in the run's context (bench/main.cpp).
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +19,7 @@
 
 #include "fma_peak.hpp"
 #include "interleaved.hpp"
+#include "standalone_gemm.hpp"
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/tessel.hpp"
 
@@ -35,14 +36,12 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   auto w2 = random::normal(PRNGKey(2), {hidden, model}, NamedSharding(mesh, P("mp", None)));
   auto mlp = jit([](auto const& x, auto const& w1, auto const& w2) { return matmul(relu(x.matmul(w1)), w2); });
 
-  std::vector<float> hx = x.to_host(), hw1 = w1.to_host(), hw2 = w2.to_host();
-  std::vector<float> hh(static_cast<std::size_t>(batch) * hidden), hy(static_cast<std::size_t>(batch) * model);
-  auto unsharded = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, hidden, model, 1.0f, hx.data(), model, hw1.data(),
-                hidden, 0.0f, hh.data(), hidden);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, model, hidden, 1.0f, hh.data(), hidden, hw2.data(),
-                model, 0.0f, hy.data(), model);
-  };
+  // The unsharded GEMMs by the backend's BLAS alone, on copies of the same operands.
+  bench::StandaloneGemms unsharded;
+  float *dx = unsharded.buffer(x.to_host()), *dw1 = unsharded.buffer(w1.to_host()), *dw2 = unsharded.buffer(w2.to_host());
+  float *dh = unsharded.buffer(std::int64_t{batch} * hidden), *dy = unsharded.buffer(std::int64_t{batch} * model);
+  unsharded.group({{batch, hidden, model, dx, dw1, dh}});
+  unsharded.group({{batch, model, hidden, dh, dw2, dy}});
   auto sharded = [&] { benchmark::DoNotOptimize(mlp(x, w1, w2)); };
   // The FMA peaks, timed in the same loop: of the BLAS kernels' vector width, and of the widest.
   auto peak = measure::blas_fma(detail::blas_info().core), widest = measure::avx512_fma();
@@ -56,10 +55,17 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   // calls leave out the relu: they time the GEMMs alone).
   std::vector<float> y = mlp(x, w1, w2).to_host();
   detail::set_gemm_schedule(previous);
-  unsharded();  // hh = x @ W1
+  // relu(x @ W1) @ W2 by the standalone GEMMs, the relu on the host.
+  bench::StandaloneGemms first, second;
+  float* rh = first.buffer(std::int64_t{batch} * hidden);
+  first.group({{batch, hidden, model, dx, dw1, rh}});
+  first();
+  std::vector<float> hh = bench::StandaloneGemms::to_host(rh, static_cast<std::size_t>(batch) * hidden);
   for (auto& v : hh) v = std::max(v, 0.0f);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, model, hidden, 1.0f, hh.data(), hidden, hw2.data(),
-              model, 0.0f, hy.data(), model);
+  float *relu_h = second.buffer(hh), *ry = second.buffer(std::int64_t{batch} * model);
+  second.group({{batch, model, hidden, relu_h, dw2, ry}});
+  second();
+  std::vector<float> hy = bench::StandaloneGemms::to_host(ry, y.size());
   float err = 0, scale = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
     err = std::max(err, std::abs(y[i] - hy[i]));

@@ -9,12 +9,11 @@
 // the attention's masked half included), fraction_of_peak against the FMA peak of the BLAS kernels'
 // vector width measured interleaved in the same loop, and, from tessel::profile of one more layer,
 // the time its collectives and reshards take (collective_ms, collective_fraction) and their count.
-// blas_ms: the layer's GEMMs alone, unsharded, by the BLAS tessel links (one multi-threaded call
-// per GEMM from the main thread, each operand contiguous), timed in the same loop: what the BLAS
+// blas_ms: the layer's GEMMs alone, unsharded, by the backend's BLAS (OpenBLAS from the main thread
+// on hosts, cuBLAS on CUDA; bench/standalone_gemm.hpp), timed in the same loop: what the BLAS
 // reaches on these shapes on this machine (blas_fraction_of_peak), and fraction_of_blas = blas_ms
 // / layer ms (1.0: the layer costs no more than its GEMMs would alone).
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <cmath>
 #include <string>
@@ -23,6 +22,7 @@
 #include "attention_layers.hpp"
 #include "fma_peak.hpp"
 #include "interleaved.hpp"
+#include "standalone_gemm.hpp"
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/tools/profile.hpp"
@@ -32,32 +32,28 @@ namespace {
 using namespace tessel;
 constexpr std::int64_t batch = 4, seq = 1024, model = 1024, heads = 16, head_dim = 64, hidden = 4096;
 
-// The layer's GEMMs on one device, each a plain row-major BLAS call on contiguous operands: Q, K,
-// V and the output projection (tokens x model x model), the scores and p . v per (batch, head)
-// (seq x seq x head_dim, seq x head_dim x seq), the MLP's two (tokens x model x hidden).
-struct UnshardedGemms {
-  static constexpr std::int64_t tokens = batch * seq, pairs = batch * heads;
-  std::vector<float> x = filled(tokens * model), w = filled(model * model), q = filled(tokens * model),
-                     k = filled(tokens * model), scores = filled(pairs * seq * seq), w1 = filled(model * hidden),
-                     h = filled(tokens * hidden), w2 = filled(hidden * model), y = filled(tokens * model);
-  static std::vector<float> filled(std::int64_t n) { return std::vector<float>(static_cast<std::size_t>(n), 0.01f); }
-  static void gemm(std::int64_t m, std::int64_t n, std::int64_t kk, float const* a, float const* b, float* c,
-                   bool b_transposed = false) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(kk), 1.0f, a, static_cast<int>(kk), b,
-                static_cast<int>(b_transposed ? kk : n), 0.0f, c, static_cast<int>(n));
+// The layer's GEMMs on one device by the backend's BLAS alone, each operand contiguous: Q, K, V and
+// the output projection (tokens x model x model), the scores and p . v per (batch, head) (seq x seq x
+// head_dim, seq x head_dim x seq; each set issued as one batch), the MLP's two (tokens x model x
+// hidden).
+bench::StandaloneGemms unsharded_gemms() {
+  constexpr std::int64_t tokens = batch * seq, pairs = batch * heads, bh = seq * head_dim;
+  bench::StandaloneGemms g;
+  float *x = g.buffer(tokens * model), *w = g.buffer(model * model), *q = g.buffer(tokens * model),
+        *k = g.buffer(tokens * model), *scores = g.buffer(pairs * seq * seq), *w1 = g.buffer(model * hidden),
+        *h = g.buffer(tokens * hidden), *w2 = g.buffer(hidden * model), *y = g.buffer(tokens * model);
+  for (float* out : {q, k, y, y}) g.group({{tokens, model, model, x, w, out}});
+  std::vector<bench::StandaloneGemms::Gemm> s, pv;
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    s.push_back({seq, seq, head_dim, q + p * bh, k + p * bh, scores + p * seq * seq, true});
+    pv.push_back({seq, head_dim, seq, scores + p * seq * seq, k + p * bh, y + p * bh});
   }
-  void operator()() {
-    for (float* out : {q.data(), k.data(), y.data(), y.data()}) gemm(tokens, model, model, x.data(), w.data(), out);
-    std::int64_t const bh = seq * head_dim;
-    for (std::int64_t p = 0; p < pairs; ++p)
-      gemm(seq, seq, head_dim, q.data() + p * bh, k.data() + p * bh, scores.data() + p * seq * seq, true);
-    for (std::int64_t p = 0; p < pairs; ++p)
-      gemm(seq, head_dim, seq, scores.data() + p * seq * seq, k.data() + p * bh, y.data() + p * bh);
-    gemm(tokens, hidden, model, x.data(), w1.data(), h.data());
-    gemm(tokens, model, hidden, h.data(), w2.data(), y.data());
-  }
-};
+  g.group(s);
+  g.group(pv);
+  g.group({{tokens, hidden, model, x, w1, h}});
+  g.group({{tokens, model, hidden, h, w2, y}});
+  return g;
+}
 
 // Microseconds of a profile's instructions that move data between devices.
 double communication_us(Profile const& p) {
@@ -90,8 +86,8 @@ void BM_transformer_layer(benchmark::State& state) {
     Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);
     benchmark::DoNotOptimize(mlp(x1, g2, b2, w1, w2));
   };
-  UnshardedGemms blas;
-  auto [layer_s, peak_s, blas_s] = bench::time_interleaved(state, call, peak, [&] { blas(); });
+  bench::StandaloneGemms const blas = unsharded_gemms();
+  auto [layer_s, peak_s, blas_s] = bench::time_interleaved(state, call, peak, blas);
   double const tokens = batch * seq;
   double const flops = 2.0 * tokens * model * heads * head_dim * 4    // Q, K, V, output projection
                        + 4.0 * batch * heads * seq * seq * head_dim   // scores and p . v
