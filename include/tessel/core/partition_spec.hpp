@@ -32,8 +32,11 @@ class DimSpec {
   constexpr DimSpec(char const* axis) { axes_.push_back(axis); }   // NOLINT
   constexpr DimSpec(AxisName axis) { axes_.push_back(axis); }      // NOLINT
   DimSpec(std::string const& axis) { axes_.push_back(axis); }      // NOLINT
+  // An empty name in the list is skipped: nvcc 13's front end turns an empty `{}` (P({}, "mp"))
+  // into a list of one empty name where g++ makes an empty list.
   constexpr DimSpec(std::initializer_list<AxisName> axes) {        // NOLINT
-    for (auto const& a : axes) axes_.push_back(a);
+    for (auto const& a : axes)
+      if (!a.view().empty()) axes_.push_back(a);
   }
 
   static constexpr DimSpec of(FixedVector<AxisName, max_mesh_axes> const& axes) {

@@ -209,6 +209,10 @@ struct NodeEval;
 // the children's values are the row's. Without Fused the node computes as before (a reduction
 // that is not row-fused varies along the row). The value is computed by the same operations, so
 // the results keep their bits.
+// Other nodes hold an empty RowValue, a plain member: [[no_unique_address]] would save its bytes,
+// but nvcc 13 lays out a member after such a one at another offset in device code than the host
+// compiler does, so a kernel read its evaluator (and the output pointer after it) from the wrong
+// place.
 template <bool Invariant, class R>
 struct RowValue {
   R value{};
@@ -221,7 +225,7 @@ struct NodeEval<Op, Compute, A> {
   using R = decltype(Op::apply(std::declval<Compute>()));
   static constexpr bool row_invariant = row_invariant_v<A>;
   A a;
-  [[no_unique_address]] RowValue<row_invariant, R> row{};
+  RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     a.begin_row(idx, outer, r);
@@ -251,7 +255,7 @@ struct NodeEval<Op, Compute, A, B> {
   static constexpr bool row_invariant = row_invariant_v<A> && row_invariant_v<B>;
   A a;
   B b;
-  [[no_unique_address]] RowValue<row_invariant, R> row{};
+  RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     a.begin_row(idx, outer, r);
@@ -292,7 +296,7 @@ struct NodeEval<Op, Compute, C, A, B> {
   C c;
   A a;
   B b;
-  [[no_unique_address]] RowValue<row_invariant, R> row{};
+  RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     c.begin_row(idx, outer, r);
