@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -39,7 +40,6 @@ struct ViewTables {
 // Work item `item` of a batch: a chunk of one run, or a group of short runs, for every destination.
 template <class W, class Tables>
 KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::int64_t item, bool stream) {
-  constexpr std::int64_t chunk = backend::copy_chunk;
   int lo = 0, hi = num_tasks - 1;  // the last task that starts at or before `item`
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
@@ -49,6 +49,7 @@ KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::
   Task const& t = tables.tasks(lo);
   std::int64_t local = item - t.first_item;
   W const* src = reinterpret_cast<W const*>(t.src);
+  std::int64_t const chunk = t.chunk;
   if (t.runs_per_item == 1) {  // one run, or one chunk of a long run
     std::int64_t s, d;
     run_offsets(t.plan, local / t.chunks, s, d);
@@ -140,8 +141,9 @@ void launch_batch(Exec const& exec, CopyBatch const& batch, std::size_t element_
 void CopyBatch::add(std::byte const* src, Box const& src_box, Box const& dst_box, Box const& region,
                     std::span<std::byte* const> dsts) {
   if (region.empty() || dsts.empty()) return;
-  constexpr std::int64_t chunk = backend::copy_chunk;
+  std::int64_t const chunk = host_ ? run_chunk : backend::copy_chunk;
   Task t{};
+  t.chunk = chunk;
   t.plan = plan_runs(src_box, dst_box, region);
   t.src = src;
   t.first_dst = static_cast<int>(dsts_.size());
@@ -167,6 +169,7 @@ void CopyBatch::launch(ExecSpace const& exec, std::size_t element_size) {
 }
 
 void CopyBatch::launch_on_host(std::size_t element_size) {
+  if (!host_) throw Error("tessel: internal error: CopyBatch::launch_on_host of a batch not made by on_host()");
   if (!tasks_.empty()) launch_batch(HostExecSpace(), *this, element_size);
   clear();
 }
@@ -181,7 +184,7 @@ void copy_region(ExecSpace const& exec, std::byte const* src, Box const& src_box
 
 void copy_region_on_host(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
                          Box const& region, std::size_t element_size) {
-  CopyBatch batch;
+  CopyBatch batch = CopyBatch::on_host();
   std::byte* dsts[] = {dst};
   batch.add(src, src_box, dst_box, region, dsts);
   batch.launch_on_host(element_size);

@@ -15,7 +15,8 @@ namespace tessel::detail {
 
 // Box copies enqueued together. Each source region goes to one or more destinations that share one
 // layout. Work items follow the backend's copy shape (backend::copy_chunk): a host thread copies a
-// chunk (several short runs at a time), a GPU thread one element.
+// chunk (several short runs at a time), a GPU thread one element; a batch made by on_host() takes
+// the host's shape on any backend.
 class CopyBatch {
  public:
   // One source region copied to `num_dst` destinations that share one layout.
@@ -23,6 +24,7 @@ class CopyBatch {
     RunPlan plan;
     std::byte const* src;
     int first_dst, num_dst;
+    std::int64_t chunk;          // elements a work item copies of a long run
     std::int64_t chunks;         // work items per run (long runs), or 1
     std::int64_t runs_per_item;  // runs per work item (short runs), or 1
     std::int64_t first_item;     // work items of the tasks before this one
@@ -36,7 +38,14 @@ class CopyBatch {
   // new batch (the kernel holds its own copy of the tables). Asynchronous: fence `exec` before
   // reading a destination elsewhere. Moves bits as unsigned words of the element size (1, 2, 4, 8).
   void launch(ExecSpace const& exec, std::size_t element_size);
-  // The same on the host's execution space, for host buffers.
+  // A batch for launch_on_host: its work items take the host's shape (a chunk of a run) whatever
+  // the backend, since a GPU build's one element per item costs a host thread 100x.
+  static CopyBatch on_host() {
+    CopyBatch b;
+    b.host_ = true;
+    return b;
+  }
+  // The same on the host's execution space, for host buffers (a batch made by on_host()).
   void launch_on_host(std::size_t element_size);
 
   // When the batch is part of a larger operation: the bytes that operation writes, which decide
@@ -54,6 +63,7 @@ class CopyBatch {
   std::vector<std::byte*> dsts_;
   std::int64_t items_ = 0;
   std::size_t operation_bytes_ = 0;
+  bool host_ = false;
 };
 
 // Copies `region` (global coordinates, inside both src_box and dst_box) from src, which holds
