@@ -73,7 +73,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   auto peak = measure::blas_fma(detail::blas_info().core);
-  peak.calibrate();
+  peak.calibrate_like(forward);
   auto [forward_s, peak_s] = bench::time_interleaved(state, forward, peak);
   double const peak_gflops = peak.flops() / peak_s / 1e9;
   double const gflops = gemm_flops(c) / forward_s / 1e9;

@@ -46,8 +46,8 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   // The FMA peaks, timed in the same loop: of the BLAS kernels' vector width, and of the widest.
   auto peak = measure::blas_fma(detail::blas_info().core), widest = measure::avx512_fma();
   if (!widest.chains) widest = peak;
-  peak.calibrate();
-  widest.calibrate();
+  peak.calibrate_like(sharded);
+  widest.calibrate_like(sharded);
   auto const previous = detail::gemm_schedule();
   detail::set_gemm_schedule(schedule);
   auto [tessel_s, blas_s, peak_s, widest_s] = bench::time_interleaved(state, sharded, unsharded, peak, widest);

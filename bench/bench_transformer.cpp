@@ -80,12 +80,12 @@ void BM_transformer_layer(benchmark::State& state) {
   Tensor<float> w2 = weight(10, {hidden, model}, on("mp", None));
   auto attention = measure::attention_half();
   auto mlp = measure::mlp_half();
-  auto peak = measure::blas_fma(detail::blas_info().core);
-  peak.calibrate();
   auto call = [&] {
     Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);
     benchmark::DoNotOptimize(mlp(x1, g2, b2, w1, w2));
   };
+  auto peak = measure::blas_fma(detail::blas_info().core);
+  peak.calibrate_like(call);
   bench::StandaloneGemms const blas = unsharded_gemms();
   auto [layer_s, peak_s, blas_s] = bench::time_interleaved(state, call, peak, blas);
   double const tokens = batch * seq;

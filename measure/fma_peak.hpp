@@ -84,6 +84,19 @@ struct FmaKernel {
     }
     return best;
   }
+  // Calibrates one run to last about as long as one call of `op` (after a warm-up call), between
+  // 1 and 50 ms: timed interleaved with it, the peak then costs each iteration about what the
+  // operation does, instead of 50 ms beside a GPU's 1 ms call.
+  template <class Op>
+  double calibrate_like(Op&& op) {
+    op();
+    Kokkos::fence();
+    auto t0 = std::chrono::steady_clock::now();
+    op();
+    Kokkos::fence();
+    double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return calibrate(std::clamp(s, 0.001, 0.05));
+  }
 };
 
 inline FmaKernel avx2_fma() {
