@@ -209,10 +209,15 @@ struct NodeEval;
 // the children's values are the row's. Without Fused the node computes as before (a reduction
 // that is not row-fused varies along the row). The value is computed by the same operations, so
 // the results keep their bits.
-// Other nodes hold an empty RowValue, a plain member: [[no_unique_address]] would save its bytes,
-// but nvcc 13 lays out a member after such a one at another offset in device code than the host
-// compiler does, so a kernel read its evaluator (and the output pointer after it) from the wrong
-// place.
+// Other nodes hold an empty RowValue: no bytes on host compilers ([[no_unique_address]]); under
+// nvcc and hipcc a plain member, since nvcc 13 lays out a member after a [[no_unique_address]] one
+// at another offset in device code than in host code (a kernel then read its evaluator, and the
+// output pointer after it, from the wrong place).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TESSEL_DETAIL_NO_UNIQUE_ADDRESS
+#else
+#define TESSEL_DETAIL_NO_UNIQUE_ADDRESS [[no_unique_address]]
+#endif
 template <bool Invariant, class R>
 struct RowValue {
   R value{};
@@ -225,7 +230,7 @@ struct NodeEval<Op, Compute, A> {
   using R = decltype(Op::apply(std::declval<Compute>()));
   static constexpr bool row_invariant = row_invariant_v<A>;
   A a;
-  RowValue<row_invariant, R> row{};
+  TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     a.begin_row(idx, outer, r);
@@ -255,7 +260,7 @@ struct NodeEval<Op, Compute, A, B> {
   static constexpr bool row_invariant = row_invariant_v<A> && row_invariant_v<B>;
   A a;
   B b;
-  RowValue<row_invariant, R> row{};
+  TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     a.begin_row(idx, outer, r);
@@ -296,7 +301,7 @@ struct NodeEval<Op, Compute, C, A, B> {
   C c;
   A a;
   B b;
-  RowValue<row_invariant, R> row{};
+  TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     c.begin_row(idx, outer, r);
