@@ -63,6 +63,9 @@ class TakeRules final : public OpRules {
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
           {"gather", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
+    // take's kernel runs that all-reduce itself: after it, the fill where an index is outside the
+    // table (a fill summed with the other devices' -0.0 would be a NaN whose bits the backend picks).
+    if (s.at(i).collective) s.plan.steps.back().by_op = true;
     s.result_reshard(i);
   }
 };
