@@ -31,9 +31,9 @@ void BM_causal_attention(benchmark::State& state) {
   auto k = random::normal(PRNGKey(1), shape, s);
   auto v = random::normal(PRNGKey(2), shape, s);
   auto attention = measure::causal_attention();
-  auto peak = measure::blas_fma(detail::blas_info().core);
-  peak.calibrate();
   auto call = [&] { benchmark::DoNotOptimize(attention(q, k, v)); };
+  auto peak = measure::blas_fma(detail::blas_info().core);
+  peak.calibrate_like(call);
   auto [attention_s, peak_s] = bench::time_interleaved(state, call, peak);
   double const flops = 4.0 * batch * heads * seq * seq * head_dim;
   double const peak_gflops = peak.flops() / peak_s / 1e9;

@@ -41,7 +41,7 @@ void BM_pipeline(benchmark::State& state) {
   auto pipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = m});
   auto unpipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = 1});
   auto peak = measure::blas_fma(detail::blas_info().core);
-  peak.calibrate();
+  peak.calibrate_like([&] { benchmark::DoNotOptimize(unpipelined(w1, w2, x)); });
   double bubble = 0;
   auto [piped_s, plain_s, peak_s] = bench::time_interleaved(
       state,
