@@ -4,6 +4,7 @@
 #include <format>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
@@ -216,17 +217,32 @@ void host_to_shard(std::byte const* host, Box const& host_box, ShardBuffer const
 }
 
 namespace {
+// A shard's bytes as the host reads them: the shard itself where the host can, else a copy.
+using HostMirror = decltype(Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(),
+                                                       std::declval<ByteView const&>()));
+
 // Fills this process's shards of a new tensor from host data laid out row-major over `box`:
-// each distinct block once, then its replicas device to device.
+// each distinct block once, then its replicas device to device. Every block is packed by one host
+// batch, and staged blocks go to their devices together: one wait for all, not one per shard.
 void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   auto first = first_holders(t, true);
   std::size_t const element = size_of(t.dtype);
+  std::vector<std::pair<ShardBuffer const*, HostMirror>> staged;
+  CopyBatch pack = CopyBatch::on_host();
   for (std::size_t i = 0; i < t.shards.size(); ++i) {
-    auto& s = t.shards[i];
-    if (first[i] != i || !s.addressable) continue;
-    host_to_shard(src, box, s, s.index, element);
+    auto const& s = t.shards[i];
+    if (first[i] != i || !s.addressable || s.index.empty()) continue;
+    auto mirror = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), s.bytes);
+    std::byte* dsts[] = {mirror.data()};
+    pack.add(src, box, s.index, s.index, dsts);
+    staged.emplace_back(&s, std::move(mirror));
   }
-  copy_replicas(t, first);
+  fence_all_devices();  // (a new tensor's memory may be a freed one's that a kernel still reads)
+  pack.launch_on_host(element);
+  HostExecSpace().fence();
+  for (auto const& [s, mirror] : staged)
+    if (mirror.data() != s->bytes.data()) Kokkos::deep_copy(device(s->device).exec, s->bytes, mirror);
+  copy_replicas(t, first);  // (fences before and after: the staged copies are done when it returns)
 }
 }  // namespace
 
@@ -294,6 +310,7 @@ std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding cons
 std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSharding const& target) {
   check_reshard_devices(source, target);
   auto t = TensorImpl::allocate(source.shape, source.dtype, target);
+  fence_all_devices();  // the source's writers: each copy runs on its target device's instance
   auto src_first = first_holders(source);
   std::size_t const element = size_of(source.dtype);
   // Every process walks the same (target block, source block) pairs in the same order, so the
@@ -359,15 +376,27 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
                             "{} of its {} shards; use tessel::process_allgather(tensor) to bring it to every process",
                             name(source.dtype), to_string(source.shape), to_string(source.sharding),
                             distributed::process_index(), local_positions(source).size(), source.shards.size()));
+  // Every distinct block staged to the host together (one wait for all), then placed by one host batch.
   auto first = first_holders(source);
   Box const whole = Box::whole(source.shape);
-  auto* dst = static_cast<std::byte*>(out);
+  std::byte* dsts[] = {static_cast<std::byte*>(out)};
+  std::vector<std::pair<ShardBuffer const*, HostMirror>> staged;
+  CopyBatch unpack = CopyBatch::on_host();
   for (std::size_t i = 0; i < source.shards.size(); ++i) {
     auto const& s = source.shards[i];
-    if (first[i] != i) continue;
-    shard_to_host(s, s.index, dst, whole, size_of(dtype));
+    if (first[i] != i || s.index.empty()) continue;
+    (void)device(s.device);  // (after the runtime ended: its error, before any fence)
+    auto const& mirror =
+        staged.emplace_back(&s, Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), s.bytes))
+            .second;
+    unpack.add(mirror.data(), s.index, whole, s.index, dsts);
   }
-  fence_all_devices();
+  fence_all_devices();  // the shards' writers
+  for (auto const& [s, mirror] : staged)
+    if (mirror.data() != s->bytes.data()) Kokkos::deep_copy(device(s->device).exec, mirror, s->bytes);
+  fence_all_devices();  // the staging copies
+  unpack.launch_on_host(size_of(dtype));
+  HostExecSpace().fence();
 }
 
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
