@@ -248,7 +248,9 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
       using S = decltype(tag);
       convert(device(r.device).exec, r.from, r.n, reinterpret_cast<S*>(r.to));
     });
-  if (!roundings.empty()) fence_all_devices();  // before the temporaries go back to the pool
+  // The GEMMs (a GPU's BLAS runs on the devices' streams) and roundings read the operands and the
+  // temporaries, which go back to the pool when the step ends.
+  fence_all_devices();
 }
 
 }  // namespace
