@@ -2,11 +2,13 @@
 // sharded over 8 devices), so the time is plan look-up, allocation of the result and the kernel
 // launches on all 8 devices together; and the same call planned by the compiler (static_jit: no
 // look-up, the run's slots kept with the function). Counters us_per_call and allocs_per_call
-// (operator new calls, counted by this binary's replacement). BM_recorded_forward: a jitted body of
+// (operator new calls, counted by this binary's replacement), beside one bare Kokkos kernel's launch
+// and fence (BM_bare_kernel_launch). BM_recorded_forward: a jitted body of
 // eight evaluations, replayed from its recorded program against the body run as it is.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdint>
 
 #include "../tests/support/allocation_counter.hpp"
 #include "interleaved.hpp"
@@ -62,6 +64,18 @@ void BM_plan_lookup_only(benchmark::State& state) {
   time_calls(state, [&] { benchmark::DoNotOptimize(&plan_of(x + 1.0f)); });
 }
 
+// The floor under any call that runs a kernel: one bare Kokkos kernel over the 8 elements on a
+// device's instance, and its fence (what a call's launch costs before tessel adds anything).
+void BM_bare_kernel_launch(benchmark::State& state) {
+  Kokkos::View<float*, MemSpace> v("v", 8);
+  ExecSpace const exec = device(0).exec;
+  time_calls(state, [&] {
+    Kokkos::parallel_for("tessel::bench::bare_kernel", Kokkos::RangePolicy<ExecSpace>(exec, 0, 8),
+                         KOKKOS_LAMBDA(std::int64_t i) { v(i) += 1.0f; });
+    exec.fence();
+  });
+}
+
 // A whole forward as one jitted call: 8 blocks of a tiny residual MLP layer (each one jitted
 // evaluation, as a model's blocks are) on 8 devices. The recorded program's replay against the
 // same body run as a plain function (each block's expression built, its plan looked up), in one
@@ -94,4 +108,5 @@ BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_static_jit_call)->Unit(benchmark::kMicrosecond);
 #endif
 BENCHMARK(BM_plan_lookup_only)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bare_kernel_launch)->Unit(benchmark::kMicrosecond);
 
