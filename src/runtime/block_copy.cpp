@@ -6,6 +6,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/launch.hpp"
+#include "tessel/runtime/pool_order_check.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -170,6 +171,7 @@ void CopyBatch::launch(ExecSpace const& exec, std::size_t element_size) {
 
 void CopyBatch::launch_on_host(std::size_t element_size) {
   if (!host_) throw Error("tessel: internal error: CopyBatch::launch_on_host of a batch not made by on_host()");
+  HostWork const host;
   if (!tasks_.empty()) launch_batch(HostExecSpace(), *this, element_size);
   clear();
 }

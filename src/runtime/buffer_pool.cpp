@@ -5,10 +5,12 @@
 #include <new>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/pool_order_check.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -30,6 +32,7 @@ std::size_t rounded(std::size_t bytes) {
 struct Pool {
   std::mutex mutex;
   std::multimap<std::size_t, void*> free;
+  std::vector<std::shared_ptr<std::byte>> until_fence;  // release_after_fence's
   std::size_t cached = 0;
   std::size_t limit = limit_from_environment();
 };
@@ -49,6 +52,7 @@ void give_back(void* memory, std::size_t size) {
   {
     std::lock_guard lock(p.mutex);
     if (Kokkos::is_initialized() && p.cached + size <= p.limit) {
+      check_pool_order(size);
       p.free.emplace(size, memory);
       p.cached += size;
       return;
@@ -83,7 +87,24 @@ std::shared_ptr<std::byte> acquire_device_memory(std::size_t bytes) {
   return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [size](std::byte* m) { give_back(m, size); });
 }
 
+void release_after_fence(std::shared_ptr<std::byte> memory) {
+  auto& p = pool();
+  std::lock_guard lock(p.mutex);
+  p.until_fence.push_back(std::move(memory));
+}
+
+void release_fenced_memory() {
+  std::vector<std::shared_ptr<std::byte>> kept;
+  {
+    auto& p = pool();
+    std::lock_guard lock(p.mutex);
+    kept.swap(p.until_fence);
+  }
+  kept.clear();  // (outside the lock: giving back takes it)
+}
+
 void release_pooled_memory() {
+  release_fenced_memory();
   auto& p = pool();
   std::lock_guard lock(p.mutex);
   for (auto& [size, memory] : p.free) raw_free(memory);

@@ -10,6 +10,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/pool_order_check.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
 
@@ -112,16 +113,21 @@ Device const& device(int id) {
   return r.devices[static_cast<std::size_t>(id - first)];
 }
 
-void fence_all_devices() { Kokkos::fence("tessel::fence_all_devices"); }
+void fence_all_devices() {
+  Kokkos::fence("tessel::fence_all_devices");
+  detail::release_fenced_memory();
+}
 
 // Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
 ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {
   if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize();
+  detail::install_pool_order_check();
 }
 ScopeGuard::ScopeGuard(int& argc, char* argv[]) : owns_kokkos_(!Kokkos::is_initialized()) {
   if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize(argc, argv);
+  detail::install_pool_order_check();
 }
 ScopeGuard::~ScopeGuard() {
   {

@@ -11,6 +11,12 @@ namespace tessel::detail {
 // Memory in the devices' memory space, at least `bytes` long, returned to the pool when the last
 // owner lets go.
 std::shared_ptr<std::byte> acquire_device_memory(std::size_t bytes);
+// Keeps `memory` from the pool until the next fence of every device (fence_all_devices), for a
+// buffer that work queued on a device's instance may still use (a reduction's partial results):
+// its stream-ordered release, without waiting for that work now.
+void release_after_fence(std::shared_ptr<std::byte> memory);
+// What release_after_fence kept, given back (fence_all_devices calls it after its fence).
+void release_fenced_memory();
 // Frees everything cached (ScopeGuard calls it before Kokkos finalizes).
 void release_pooled_memory();
 // Bytes held in free lists now.

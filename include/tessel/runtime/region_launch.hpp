@@ -70,7 +70,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
           for (std::int64_t run = 1; run < runs; ++run) acc = Op::combine(acc, p[o * runs + run]);
           out[o] = V(scaled<Op>(acc, scale));
         });
-    exec.fence();  // before `partial` goes back to the pool
+    release_after_fence(std::move(partial));  // (the kernels above may still read it)
   }
 }
 

@@ -22,6 +22,7 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
+#include "tessel/runtime/pool_order_check.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -59,6 +60,7 @@ bool in_parallel(std::int64_t count, std::int64_t mnk) {
 template <class T>
 void run(std::span<GemmCall<T> const> calls, std::int64_t largest) {
   auto const count = static_cast<std::int64_t>(calls.size());
+  note_device_work("tessel::gemm");  // (a GPU's BLAS runs on the devices' streams)
   if (in_parallel(count, largest)) {
     using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
     Kokkos::parallel_for(kernel_label("tessel::gemm"), Policy(0, count).set_chunk_size(1),
