@@ -1,6 +1,5 @@
 #include "tessel/runtime/pool_order_check.hpp"
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

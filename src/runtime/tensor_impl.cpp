@@ -220,6 +220,20 @@ namespace {
 // A shard's bytes as the host reads them: the shard itself where the host can, else a copy.
 using HostMirror = decltype(Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(),
                                                        std::declval<ByteView const&>()));
+using StagedBlocks = std::vector<std::pair<ShardBuffer const*, HostMirror>>;
+
+// A host mirror (uninitialized) of each distinct non-empty block this process holds, `first` as
+// first_holders gives it; on host backends each mirror is its shard.
+StagedBlocks host_mirrors(TensorImpl const& t, std::vector<std::size_t> const& first) {
+  StagedBlocks staged;
+  for (std::size_t i = 0; i < t.shards.size(); ++i) {
+    auto const& s = t.shards[i];
+    if (first[i] != i || !s.addressable || s.index.empty()) continue;
+    (void)device(s.device);  // (after the runtime ended: its error, before any fence)
+    staged.emplace_back(&s, Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), s.bytes));
+  }
+  return staged;
+}
 
 // Fills this process's shards of a new tensor from host data laid out row-major over `box`:
 // each distinct block once, then its replicas device to device. Every block is packed by one host
@@ -227,15 +241,11 @@ using HostMirror = decltype(Kokkos::create_mirror_view(Kokkos::WithoutInitializi
 void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   auto first = first_holders(t, true);
   std::size_t const element = size_of(t.dtype);
-  std::vector<std::pair<ShardBuffer const*, HostMirror>> staged;
+  StagedBlocks const staged = host_mirrors(t, first);
   CopyBatch pack = CopyBatch::on_host();
-  for (std::size_t i = 0; i < t.shards.size(); ++i) {
-    auto const& s = t.shards[i];
-    if (first[i] != i || !s.addressable || s.index.empty()) continue;
-    auto mirror = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), s.bytes);
+  for (auto const& [s, mirror] : staged) {
     std::byte* dsts[] = {mirror.data()};
-    pack.add(src, box, s.index, s.index, dsts);
-    staged.emplace_back(&s, std::move(mirror));
+    pack.add(src, box, s->index, s->index, dsts);
   }
   fence_all_devices();  // (a new tensor's memory may be a freed one's that a kernel still reads)
   pack.launch_on_host(element);
@@ -380,17 +390,9 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
   auto first = first_holders(source);
   Box const whole = Box::whole(source.shape);
   std::byte* dsts[] = {static_cast<std::byte*>(out)};
-  std::vector<std::pair<ShardBuffer const*, HostMirror>> staged;
+  StagedBlocks const staged = host_mirrors(source, first);
   CopyBatch unpack = CopyBatch::on_host();
-  for (std::size_t i = 0; i < source.shards.size(); ++i) {
-    auto const& s = source.shards[i];
-    if (first[i] != i || s.index.empty()) continue;
-    (void)device(s.device);  // (after the runtime ended: its error, before any fence)
-    auto const& mirror =
-        staged.emplace_back(&s, Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), s.bytes))
-            .second;
-    unpack.add(mirror.data(), s.index, whole, s.index, dsts);
-  }
+  for (auto const& [s, mirror] : staged) unpack.add(mirror.data(), s->index, whole, s->index, dsts);
   fence_all_devices();  // the shards' writers
   for (auto const& [s, mirror] : staged)
     if (mirror.data() != s->bytes.data()) Kokkos::deep_copy(device(s->device).exec, mirror, s->bytes);
