@@ -11,9 +11,11 @@
 // Counters: tokens_per_s; GFLOP_per_s of the GEMMs (2 flops per multiply-add, the causal
 // attention's masked half counted, since it is computed); fraction_of_peak against the FMA peak of
 // the BLAS kernels' vector width, measured interleaved in the same loop; collectives per forward.
-// The f32 benchmarks also time the forward's GEMMs alone in the same loop, on one device's memory
-// through the BLAS with nothing of tessel around them (bench/standalone_gemm.hpp): blas_fraction_
-// of_peak is the most the forward could reach here, fraction_of_blas how much of it it does.
+// Each also times the forward's GEMMs alone in the same loop, on one device's memory through the
+// BLAS with nothing of tessel around them (bench/standalone_gemm.hpp; for bfloat16 the 16-bit GEMM
+// dot_general runs: oneDNN on AMX or AVX512-BF16 where the CPU has them): blas_GFLOP_per_s and
+// blas_fraction_of_peak are the most the forward could reach here, fraction_of_blas how much of it
+// it does. The FMA peak is float32's: a 16-bit GEMM on AMX can exceed it.
 // scripts/gpt2_jax.py runs the same forward in JAX on 8 CPU devices side by side with this binary.
 #include <benchmark/benchmark.h>
 
@@ -21,7 +23,6 @@
 #include <cstdint>
 #include <random>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "fma_peak.hpp"
@@ -62,26 +63,30 @@ Tensor<std::int32_t> token_ids(std::int64_t vocab) {
 }
 
 // The 1-device forward's GEMMs, each as one BLAS call (a batch of per-(batch, head) calls for the
-// attention's two), grouped per layer as the forward issues them, on constant operands.
-bench::StandaloneGemms forward_gemms(models::Gpt2Config const& c) {
-  bench::StandaloneGemms g;
+// attention's two), grouped per layer as the forward issues them, on constant operands of type T
+// (16-bit operands: float results, as the forward's GEMMs write before rounding).
+template <class T>
+bench::BasicStandaloneGemms<T> forward_gemms(models::Gpt2Config const& c) {
+  using Result = typename bench::BasicStandaloneGemms<T>::Result;
+  bench::BasicStandaloneGemms<T> g;
   std::int64_t const t = batch * seq, e = c.embd, hd = c.embd / c.heads, bh = batch * c.heads;
-  float* x = g.buffer(t * 4 * e);
-  float* w = g.buffer(std::max<std::int64_t>(4 * e * e, c.vocab * e));
-  float* y = g.buffer(std::max<std::int64_t>(t * 4 * e, t * c.vocab));
-  float* scores = g.buffer(bh * seq * seq);
+  T* x = g.buffer(t * 4 * e);
+  T* w = g.buffer(std::max<std::int64_t>(4 * e * e, c.vocab * e));
+  T* p = g.buffer(bh * seq * seq);
+  auto* y = g.template buffer<Result>(std::max<std::int64_t>(t * 4 * e, t * c.vocab));
+  auto* scores = g.template buffer<Result>(bh * seq * seq);
   for (std::int64_t layer = 0; layer < c.layers; ++layer) {
     g.group({{t, e, e, x, w, y}, {t, e, e, x, w, y + t * e}, {t, e, e, x, w, y + 2 * t * e}});  // q, k, v
-    std::vector<bench::StandaloneGemms::Gemm> qk, pv;
+    std::vector<typename bench::BasicStandaloneGemms<T>::Gemm> qk, pv;
     for (std::int64_t h = 0; h < bh; ++h) {
-      qk.push_back({seq, seq, hd, x + h * seq * hd, y + h * seq * hd, scores + h * seq * seq, true});
-      pv.push_back({seq, hd, seq, scores + h * seq * seq, x + h * seq * hd, y + h * seq * hd});
+      qk.push_back({seq, seq, hd, x + h * seq * hd, w + h * seq * hd, scores + h * seq * seq, true});
+      pv.push_back({seq, hd, seq, p + h * seq * seq, x + h * seq * hd, y + h * seq * hd});
     }
     g.group(qk);
     g.group(pv);
     g.group({{t, e, e, x, w, y}});      // the attention's output projection
     g.group({{t, 4 * e, e, x, w, y}});  // the MLP
-    g.group({{t, e, 4 * e, y, w, x}});
+    g.group({{t, e, 4 * e, x, w, y}});
   }
   g.group({{t, c.vocab, e, x, w, y, true}});  // the logits, against the embedding (vocab x embd)
   return g;
@@ -106,22 +111,14 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   auto peak = measure::blas_fma(detail::blas_info().core);
   peak.calibrate_like(forward);
-  double forward_s = 0, peak_s = 0, blas_s = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    auto const gemms = forward_gemms(c);
-    gemms();
-    auto const times = bench::time_interleaved(state, forward, peak, gemms);
-    forward_s = times[0], peak_s = times[1], blas_s = times[2];
-  } else {
-    auto const times = bench::time_interleaved(state, forward, peak);
-    forward_s = times[0], peak_s = times[1];
-  }
+  auto const gemms = forward_gemms<T>(c);
+  gemms();
+  auto const [forward_s, peak_s, blas_s] = bench::time_interleaved(state, forward, peak, gemms);
   double const peak_gflops = peak.flops() / peak_s / 1e9;
   double const gflops = gemm_flops(c) / forward_s / 1e9;
-  if (blas_s > 0) {
-    state.counters["blas_fraction_of_peak"] = gemm_flops(c) / blas_s / 1e9 / peak_gflops;
-    state.counters["fraction_of_blas"] = blas_s / forward_s;
-  }
+  state.counters["blas_fraction_of_peak"] = gemm_flops(c) / blas_s / 1e9 / peak_gflops;
+  state.counters["blas_GFLOP_per_s"] = gemm_flops(c) / blas_s / 1e9;
+  state.counters["fraction_of_blas"] = blas_s / forward_s;
   state.counters["tokens_per_s"] = batch * seq / forward_s;
   state.counters["GFLOP_per_s"] = gflops;
   state.counters["peak_GFLOP_per_s"] = peak_gflops;

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("blas_core", blas.core);
   benchmark::AddCustomContext("blas_threading", blas.threading);
   benchmark::AddCustomContext("blas_threads", std::to_string(blas.threads));
+  benchmark::AddCustomContext("half_gemms", blas.half_gemms);
   benchmark::AddCustomContext("host_threads", std::to_string(Kokkos::DefaultHostExecutionSpace().concurrency()));
   for (char const* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                           "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY"}) {

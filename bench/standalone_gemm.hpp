@@ -1,11 +1,13 @@
 #pragma once
-// The backend's BLAS alone, with nothing of tessel around it: row-major float GEMMs on contiguous
+// The backend's BLAS alone, with nothing of tessel around it: row-major GEMMs on contiguous
 // operands in device 0's memory, through the entry point dot_general itself ends in
-// (detail::run_gemms: OpenBLAS on host backends, cuBLAS on CUDA), then a fence, so that a timed
-// call is complete. The unsharded reference of the GEMM benchmarks: what the BLAS reaches on these
-// shapes on this machine, on whichever backend the binary was built for.
+// (detail::run_gemms: OpenBLAS on host backends, cuBLAS on CUDA; for 16-bit operands oneDNN or
+// cuBLAS's GemmEx, into float results), then a fence, so that a timed call is complete. The
+// unsharded reference of the GEMM benchmarks: what the BLAS reaches on these shapes on this
+// machine, on whichever backend the binary was built for.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "tessel/runtime/backend/gemm_batch.hpp"
@@ -13,43 +15,42 @@
 
 namespace tessel::bench {
 
-class StandaloneGemms {
-  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using DeviceView = Kokkos::View<float*, MemSpace, Unmanaged>;
-  using HostView = Kokkos::View<float*, Kokkos::HostSpace, Unmanaged>;
-  static DeviceView device_view(float* p, std::size_t n) { return DeviceView(p, n); }
-  static HostView host_view(float* p, std::size_t n) { return HostView(p, n); }
-
+template <class T>
+class BasicStandaloneGemms {
  public:
-  // A buffer of n floats, all `value`, in device 0's memory, kept as long as this object.
-  float* buffer(std::int64_t n, float value = 0.01f) {
-    Kokkos::View<float*, MemSpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "standalone_gemm"), n);
-    Kokkos::deep_copy(v, value);
-    buffers_.push_back(v);
+  using Result = std::conditional_t<HalfFloat<T>, float, T>;  // 16-bit operands sum into float
+
+  // A buffer of n elements of type U (the operands' T by default, or Result), all `value`, in
+  // device 0's memory, kept as long as this object.
+  template <class U = T>
+  U* buffer(std::int64_t n, float value = 0.01f) {
+    Kokkos::View<U*, MemSpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "standalone_gemm"), n);
+    Kokkos::deep_copy(v, static_cast<U>(value));
+    buffers_.emplace_back(reinterpret_cast<std::byte*>(v.data()), [v](std::byte*) {});
     return v.data();
   }
   // A buffer holding `values`, and a buffer's n values back on the host.
-  float* buffer(std::vector<float> const& values) {
-    float* p = buffer(static_cast<std::int64_t>(values.size()));
-    Kokkos::deep_copy(device_view(p, values.size()), host_view(const_cast<float*>(values.data()), values.size()));
+  T* buffer(std::vector<T> const& values) {
+    T* p = buffer(static_cast<std::int64_t>(values.size()));
+    Kokkos::deep_copy(device_view(p, values.size()), host_view(const_cast<T*>(values.data()), values.size()));
     return p;
   }
-  static std::vector<float> to_host(float const* p, std::size_t n) {
-    std::vector<float> values(n);
-    Kokkos::deep_copy(host_view(values.data(), n), device_view(const_cast<float*>(p), n));
+  static std::vector<Result> to_host(Result const* p, std::size_t n) {
+    std::vector<Result> values(n);
+    Kokkos::deep_copy(host_view(values.data(), n), device_view(const_cast<Result*>(p), n));
     return values;
   }
-  // A group of GEMMs issued together, as a BLAS user would issue a batch (a strided-batched call on
-  // cuBLAS where the pointer steps allow). C (m x n) = A (m x k) . B (k x n), or B^T with B (n x k).
+  // A group of GEMMs issued together, as a BLAS user would issue a batch (a strided-batched call
+  // where the pointer steps allow). C (m x n) = A (m x k) . B (k x n), or B^T with B (n x k).
   struct Gemm {
     std::int64_t m, n, k;
-    float const* a;
-    float const* b;
-    float* c;
+    T const* a;
+    T const* b;
+    Result* c;
     bool b_transposed = false;
   };
   void group(std::vector<Gemm> const& gemms) {
-    std::vector<detail::GemmCall<float>> calls;
+    std::vector<detail::GemmCall<T, Result>> calls;
     std::int64_t largest = 0;
     for (Gemm const& g : gemms) {
       calls.push_back({g.a, g.b, g.c, g.m, g.n, g.k, {false, g.k}, {g.b_transposed, g.b_transposed ? g.k : g.n}, 0});
@@ -58,17 +59,29 @@ class StandaloneGemms {
     groups_.push_back({std::move(calls), largest});
   }
   void operator()() const {
-    for (auto const& [calls, largest] : groups_) detail::run_gemms(calls, largest);
+    for (auto const& [calls, largest] : groups_)
+      detail::run_gemms(std::span<detail::GemmCall<T, Result> const>(calls), largest);
     Kokkos::fence();
   }
 
  private:
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  template <class U>
+  static Kokkos::View<U*, MemSpace, Unmanaged> device_view(U* p, std::size_t n) {
+    return Kokkos::View<U*, MemSpace, Unmanaged>(p, n);
+  }
+  template <class U>
+  static Kokkos::View<U*, Kokkos::HostSpace, Unmanaged> host_view(U* p, std::size_t n) {
+    return Kokkos::View<U*, Kokkos::HostSpace, Unmanaged>(p, n);
+  }
   struct Group {
-    std::vector<detail::GemmCall<float>> calls;
+    std::vector<detail::GemmCall<T, Result>> calls;
     std::int64_t largest;
   };
-  std::vector<Kokkos::View<float*, MemSpace>> buffers_;
+  std::vector<std::shared_ptr<std::byte>> buffers_;  // each holds its View alive (its deleter's capture)
   std::vector<Group> groups_;
 };
+
+using StandaloneGemms = BasicStandaloneGemms<float>;
 
 }  // namespace tessel::bench

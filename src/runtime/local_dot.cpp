@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tessel/core/error.hpp"
@@ -160,16 +161,17 @@ GemmSchedule schedule_from_environment() {
   throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
 }
 
-// The operands' and the result's dtypes may differ from the GEMM's type T (float for 16-bit floats,
-// and for mixed operands the promoted type): an operand of another dtype is converted into a
-// temporary in GEMM order, and the GEMM writes a float temporary that is rounded into the result
-// (jnp.dot of bfloat16 accumulates in float and rounds once).
-template <class T>
+// The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In
+// and sums and writes in T (In = T but for 16-bit operands of a backend with a 16-bit GEMM). An
+// operand of another dtype than In is converted into a temporary in GEMM order, and the GEMM
+// writes a T temporary that is rounded into the result (jnp.dot of bfloat16 accumulates in float
+// and rounds once).
+template <class T, class In = T>
 void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
   DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
   // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
   // split makes the last devices' blocks short, or empty).
-  std::vector<GemmCall<T>> gemms;
+  std::vector<GemmCall<In, T>> gemms;
   std::vector<std::shared_ptr<std::byte>> temporaries;
   struct Rounding {  // a GEMM result in a T temporary, to be converted into the result's shard
     T const* from;
@@ -219,30 +221,34 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     auto const& exec = device(out.shards[pos].device).exec;
     // An operand in GEMM order and type: read in place, or permuted and/or converted into a
     // temporary (a strided operand of another dtype keeps its layout).
-    auto operand = [&](TensorImpl const& t, Shape const& shape, Order const& order, bool strided) -> T const* {
+    auto operand = [&](TensorImpl const& t, Shape const& shape, Order const& order, bool strided) -> In const* {
       std::byte const* data = t.shards[pos].bytes.data();
       bool const reorder = !strided && !identity(order);
-      if (t.dtype == dtype_of<T> && !reorder) return reinterpret_cast<T const*>(data);
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(shape.num_elements()) * sizeof(T));
-      auto* dst = reinterpret_cast<T*>(tmp.get());
-      visit(t.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)
-        auto const* src = reinterpret_cast<decltype(tag) const*>(data);
-        if (reorder) permute(exec, src, shape, order, dst);
-        else convert(exec, src, shape.num_elements(), dst);
-      });
+      if (t.dtype == dtype_of<In> && !reorder) return reinterpret_cast<In const*>(data);
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(shape.num_elements()) * sizeof(In));
+      auto* dst = reinterpret_cast<In*>(tmp.get());
+      if constexpr (std::is_same_v<In, T>) {
+        visit(t.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)
+          auto const* src = reinterpret_cast<decltype(tag) const*>(data);
+          if (reorder) permute(exec, src, shape, order, dst);
+          else convert(exec, src, shape.num_elements(), dst);
+        });
+      } else {  // a 16-bit GEMM's operands are of its type: only their order may change
+        permute(exec, reinterpret_cast<In const*>(data), shape, order, dst);
+      }
       temporaries.push_back(std::move(tmp));
       return dst;
     };
-    T const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
-    T const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
+    In const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
+    In const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
-      gemms.push_back(GemmCall<T>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
+      gemms.push_back(GemmCall<In, T>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                                   rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
                                   lb, out.shards[pos].device});
     largest = std::max(largest, m * n * k);
   }
   if (!temporaries.empty() || zeroed) fence_all_devices();
-  run_gemms(std::span<GemmCall<T> const>(gemms), largest);
+  run_gemms(std::span<GemmCall<In, T> const>(gemms), largest);
   for (auto const& r : roundings)
     visit(out.dtype, [&](auto tag) {
       using S = decltype(tag);
@@ -256,13 +262,19 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
 }  // namespace
 
 void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
-  // The GEMM runs in float64 for a float64 result, else in float32 (16-bit floats and mixed
-  // operands are converted to it).
+  // The GEMM runs in float64 for a float64 result, else in float32 (mixed operands are
+  // converted to it).
   if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
     throw Error(std::format("dot_general: operands are {} and {}; int32 operands are not supported by the BLAS, "
                             "use astype<float>()",
                             name(lhs.dtype), name(rhs.dtype)));
+  // Two operands of one 16-bit dtype go to the backend's 16-bit GEMM where it has one (float sums,
+  // as the widened operands' float GEMM: only the order of the sums differs).
   if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
+  else if (lhs.dtype == DType::bfloat16 && rhs.dtype == DType::bfloat16 && runs_16bit_gemms())
+    local_dot_typed<float, bfloat16>(lhs, rhs, dims, out);
+  else if (lhs.dtype == DType::float16 && rhs.dtype == DType::float16 && runs_16bit_gemms())
+    local_dot_typed<float, float16>(lhs, rhs, dims, out);
   else local_dot_typed<float>(lhs, rhs, dims, out);
 }
 

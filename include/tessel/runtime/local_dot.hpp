@@ -33,6 +33,8 @@ struct BlasInfo {
   // Whether a GEMM called inside a host parallel region runs single-threaded on its caller (so that
   // the devices' GEMMs can run side by side without oversubscribing the cores).
   bool single_threaded_in_parallel = false;
+  // What multiplies 16-bit operands (runtime/backend/gemm_batch.hpp: runs_16bit_gemms).
+  std::string half_gemms;
 };
 BlasInfo blas_info();
 

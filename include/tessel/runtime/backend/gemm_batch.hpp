@@ -1,10 +1,14 @@
 #pragma once
 // The GEMMs of one dot_general (one per batch entry of each device's block), run by the backend's
-// BLAS: OpenBLAS on host backends (src/runtime/backend/host/), cuBLAS on CUDA, one handle per
-// device bound to its instance's stream (src/runtime/backend/cuda/). local_dot describes the
-// GEMMs; the backend runs them.
+// BLAS: OpenBLAS on host backends (src/runtime/backend/host/), with oneDNN for 16-bit operands
+// where the build found it; cuBLAS on CUDA, one handle per device bound to its instance's stream
+// (src/runtime/backend/cuda/). local_dot describes the GEMMs; the backend runs them.
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+
+#include "tessel/core/half.hpp"
 
 namespace tessel::detail {
 
@@ -14,12 +18,13 @@ struct MatrixLayout {
   std::int64_t ld = 0;
 };
 
-// Row-major C (m x n, leading dimension n) = op(A) (m x k) . op(B) (k x n), on `device`.
-template <class T>
+// Row-major C (m x n, leading dimension n) = op(A) (m x k) . op(B) (k x n), on `device`. T is the
+// operands' type, C the result's (float for 16-bit operands: their products summed in float).
+template <class T, class C = T>
 struct GemmCall {
   T const* a;
   T const* b;
-  T* c;
+  C* c;
   std::int64_t m, n, k;
   MatrixLayout la, lb;
   int device;
@@ -30,5 +35,38 @@ struct GemmCall {
 // instance (device backends).
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest);
+// 16-bit operands multiplied as they are, their products summed in float into a float result (what
+// jnp.dot of bfloat16 or float16 operands computes before its one rounding), without widening the
+// operands first: AMX or AVX512-BF16 on hosts that have them, tensor cores on GPUs. Only where
+// runs_16bit_gemms() says so; elsewhere local_dot widens the operands and calls the float GEMM.
+bool runs_16bit_gemms() noexcept;
+void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t largest);
+void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t largest);
+// What runs 16-bit GEMMs, for blas_info: the library and the CPU unit, or that they are widened.
+std::string half_gemm_info();
+
+// Splits `calls` into runs that one strided-batched BLAS call can take: consecutive calls on one
+// device, of one shape and layout, whose pointers advance by the same positive steps; calls
+// `run(first, count)` for each.
+template <class T, class C, class Run>
+void for_each_strided_run(std::span<GemmCall<T, C> const> calls, Run&& run) {
+  auto same_shape = [](GemmCall<T, C> const& x, GemmCall<T, C> const& y) {
+    return x.device == y.device && x.m == y.m && x.n == y.n && x.k == y.k && x.la.transposed == y.la.transposed &&
+           x.la.ld == y.la.ld && x.lb.transposed == y.lb.transposed && x.lb.ld == y.lb.ld;
+  };
+  for (std::size_t first = 0; first < calls.size();) {
+    std::size_t end = first + 1;
+    if (end < calls.size() && same_shape(calls[first], calls[end])) {
+      auto const sa = calls[end].a - calls[first].a, sb = calls[end].b - calls[first].b,
+                 sc = calls[end].c - calls[first].c;
+      if (sa > 0 && sb > 0 && sc > 0)
+        while (end < calls.size() && same_shape(calls[first], calls[end]) && calls[end].a - calls[end - 1].a == sa &&
+               calls[end].b - calls[end - 1].b == sb && calls[end].c - calls[end - 1].c == sc)
+          ++end;
+    }
+    run(first, end - first);
+    first = end;
+  }
+}
 
 }  // namespace tessel::detail

@@ -1,7 +1,8 @@
 // GEMMs on the CUDA backend, by cuBLAS: one handle per device, bound to the stream of the device's
 // Kokkos instance, so a GEMM is ordered after the kernels that wrote its operands and before those
 // that read its result, with no fence. A device's GEMMs that differ only by constant pointer steps
-// (the batch entries of its block) go as one strided-batched call.
+// (the batch entries of its block) go as one strided-batched call. 16-bit operands go to
+// cublasGemmEx with float sums and a float result.
 //
 // cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
 // so B and A are passed in that order with their layouts unchanged.
@@ -53,61 +54,66 @@ cublasHandle_t handle_of(int id) {
 
 cublasOperation_t op(MatrixLayout const& l) { return l.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// cuBLAS's name for an operand type, for cublasGemmEx.
 template <class T>
-bool same_shape(GemmCall<T> const& x, GemmCall<T> const& y) {
-  return x.device == y.device && x.m == y.m && x.n == y.n && x.k == y.k && x.la.transposed == y.la.transposed &&
-         x.la.ld == y.la.ld && x.lb.transposed == y.lb.transposed && x.lb.ld == y.lb.ld;
-}
+constexpr cudaDataType_t data_type = std::is_same_v<T, bfloat16> ? CUDA_R_16BF : CUDA_R_16F;
 
 // calls[first, first + count) as one cuBLAS call: strides are the pointer steps between entries.
-template <class T>
-void launch(std::span<GemmCall<T> const> calls, std::size_t first, std::size_t count) {
-  GemmCall<T> const& e = calls[first];
+template <class T, class C>
+void launch(std::span<GemmCall<T, C> const> calls, std::size_t first, std::size_t count) {
+  GemmCall<T, C> const& e = calls[first];
   cublasHandle_t h = handle_of(e.device);
-  T const one = 1, zero = 0;
+  C const one = 1, zero = 0;
   auto const m = static_cast<int>(e.m), n = static_cast<int>(e.n), k = static_cast<int>(e.k);
   auto const lda = static_cast<int>(e.la.ld), ldb = static_cast<int>(e.lb.ld);
-  if (count == 1) {
-    if constexpr (std::is_same_v<T, float>)
+  long long sa = 0, sb = 0, sc = 0;
+  if (count > 1) {
+    GemmCall<T, C> const& next = calls[first + 1];
+    sa = next.a - e.a, sb = next.b - e.b, sc = next.c - e.c;
+  }
+  auto const batch = static_cast<int>(count);
+  if constexpr (std::is_same_v<T, float>) {
+    if (count == 1)
       check(cublasSgemm(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, e.a, lda, &zero, e.c, n), "cublasSgemm",
             e.device);
     else
+      check(cublasSgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n,
+                                      sc, batch),
+            "cublasSgemmStridedBatched", e.device);
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (count == 1)
       check(cublasDgemm(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, e.a, lda, &zero, e.c, n), "cublasDgemm",
             e.device);
-    return;
+    else
+      check(cublasDgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n,
+                                      sc, batch),
+            "cublasDgemmStridedBatched", e.device);
+  } else {  // 16-bit operands, float sums and result (tensor cores)
+    if (count == 1)
+      check(cublasGemmEx(h, op(e.lb), op(e.la), n, m, k, &one, e.b, data_type<T>, ldb, e.a, data_type<T>, lda, &zero,
+                         e.c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx", e.device);
+    else
+      check(cublasGemmStridedBatchedEx(h, op(e.lb), op(e.la), n, m, k, &one, e.b, data_type<T>, ldb, sb, e.a,
+                                       data_type<T>, lda, sa, &zero, e.c, CUDA_R_32F, n, sc, batch, CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx", e.device);
   }
-  GemmCall<T> const& next = calls[first + 1];
-  long long const sa = next.a - e.a, sb = next.b - e.b, sc = next.c - e.c;
-  auto const batch = static_cast<int>(count);
-  if constexpr (std::is_same_v<T, float>)
-    check(cublasSgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n, sc,
-                                    batch),
-          "cublasSgemmStridedBatched", e.device);
-  else
-    check(cublasDgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n, sc,
-                                    batch),
-          "cublasDgemmStridedBatched", e.device);
 }
 
-template <class T>
-void run(std::span<GemmCall<T> const> calls) {
-  // Runs of consecutive calls of one shape whose pointers advance by the same steps.
-  for (std::size_t first = 0; first < calls.size();) {
-    std::size_t end = first + 1;
-    while (end < calls.size() && same_shape(calls[first], calls[end]) &&
-           calls[end].a - calls[end - 1].a == calls[first + 1].a - calls[first].a &&
-           calls[end].b - calls[end - 1].b == calls[first + 1].b - calls[first].b &&
-           calls[end].c - calls[end - 1].c == calls[first + 1].c - calls[first].c)
-      ++end;
-    launch(calls, first, end - first);
-    first = end;
-  }
+template <class T, class C>
+void run(std::span<GemmCall<T, C> const> calls) {
+  for_each_strided_run(calls, [&](std::size_t first, std::size_t count) { launch(calls, first, count); });
 }
 
 }  // namespace
 
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(calls); }
+bool runs_16bit_gemms() noexcept { return true; }
+void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
+std::string half_gemm_info() { return "cuBLAS GemmEx (float sums)"; }
 
 BlasInfo blas_info() {
   BlasInfo info;
@@ -115,6 +121,7 @@ BlasInfo blas_info() {
   cudaDeviceProp props{};
   if (cudaGetDeviceProperties(&props, ExecSpace().cuda_device()) == cudaSuccess) info.core = props.name;
   info.threading = "one CUDA stream per device";
+  info.half_gemms = half_gemm_info();
   return info;
 }
 

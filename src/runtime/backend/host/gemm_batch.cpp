@@ -105,6 +105,7 @@ BlasInfo blas_info() {
       break;
   }
   if (info.threading == "sequential") info.threads = 1;
+  info.half_gemms = half_gemm_info();
   return info;
 }
 

@@ -1,0 +1,118 @@
+// 16-bit GEMMs on host backends, by oneDNN's matmul (where the build found oneDNN): bfloat16 or
+// float16 operands read as they are, products summed in float into a float result. oneDNN picks
+// the CPU's widest path at run time (AMX tiles, AVX512-BF16 or AVX512-FP16, else its own
+// conversion to float); Debian's OpenBLAS is built without its bfloat16 GEMM. Without oneDNN,
+// runs_16bit_gemms() is false and local_dot widens the operands for OpenBLAS's sgemm instead.
+#include "tessel/runtime/backend/gemm_batch.hpp"
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/local_dot.hpp"
+#include "tessel/runtime/pool_order_check.hpp"
+
+#if defined(TESSEL_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <format>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <type_traits>
+#endif
+
+namespace tessel::detail {
+
+#if defined(TESSEL_HAVE_ONEDNN)
+namespace {
+
+// One matmul primitive per shape, layout and batch stride, made on first use: making one costs
+// 0.1-1 ms (oneDNN generates its kernel), far more than a small GEMM.
+using Key = std::tuple<bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
+                       std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+
+struct Engine {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::mutex mutex;
+  std::map<Key, dnnl::matmul> primitives;
+};
+
+Engine& onednn() {
+  static Engine e;
+  return e;
+}
+
+// Strides of a row-major operand of `rows` x `cols` read through `l` (transposed: stored cols x
+// rows), as (rows, cols) strides, behind a batch stride when there is a batch.
+dnnl::memory::dims strides(MatrixLayout const& l, std::int64_t batch_stride, bool batched) {
+  dnnl::memory::dims s = l.transposed ? dnnl::memory::dims{1, l.ld} : dnnl::memory::dims{l.ld, 1};
+  if (batched) s.insert(s.begin(), batch_stride);
+  return s;
+}
+
+template <class T>
+void run(std::span<GemmCall<T, float> const> calls) {
+  constexpr auto type = std::is_same_v<T, bfloat16> ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f16;
+  auto& e = onednn();
+  note_device_work("tessel::gemm");
+  std::lock_guard lock(e.mutex);
+  for_each_strided_run(calls, [&](std::size_t first, std::size_t count) {
+    GemmCall<T, float> const& g = calls[first];
+    bool const batched = count > 1;
+    std::int64_t sa = 0, sb = 0, sc = 0;
+    if (batched) sa = calls[first + 1].a - g.a, sb = calls[first + 1].b - g.b, sc = calls[first + 1].c - g.c;
+    auto const batch = static_cast<std::int64_t>(count);
+    Key const key{std::is_same_v<T, bfloat16>, batch, g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed,
+                  g.lb.ld, sa, sb, sc};
+    auto dims = [&](std::int64_t r, std::int64_t c) {
+      return batched ? dnnl::memory::dims{batch, r, c} : dnnl::memory::dims{r, c};
+    };
+    dnnl::memory::desc const a_md(dims(g.m, g.k), type, strides(g.la, sa, batched));
+    dnnl::memory::desc const b_md(dims(g.k, g.n), type, strides(g.lb, sb, batched));
+    dnnl::memory::desc const c_md(dims(g.m, g.n), dnnl::memory::data_type::f32,
+                                  strides(MatrixLayout{false, g.n}, sc, batched));
+    auto at = e.primitives.find(key);
+    if (at == e.primitives.end()) {
+      try {
+        at = e.primitives.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(e.engine, a_md, b_md, c_md))).first;
+      } catch (dnnl::error const& err) {
+        throw Error(std::format("dot_general: oneDNN has no {} matmul for {} x {} x {} (batch {}) on device {}: {}",
+                                std::is_same_v<T, bfloat16> ? "bfloat16" : "float16", g.m, g.k, g.n, batch, g.device,
+                                err.what()));
+      }
+    }
+    dnnl::memory a(a_md, e.engine, const_cast<T*>(g.a)), b(b_md, e.engine, const_cast<T*>(g.b)), c(c_md, e.engine, g.c);
+    at->second.execute(e.stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  });
+  e.stream.wait();
+}
+
+}  // namespace
+
+bool runs_16bit_gemms() noexcept { return true; }
+void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
+
+std::string half_gemm_info() {
+  using dnnl::cpu_isa;
+  cpu_isa const isa = dnnl::get_effective_cpu_isa();
+  char const* unit = isa == cpu_isa::avx10_1_512_amx || isa == cpu_isa::avx10_1_512_amx_fp16 ? "AMX"
+                     : isa == cpu_isa::avx10_1_512 || isa == cpu_isa::avx512_core_bf16    ? "AVX512-BF16"
+                                                                                          : "no 16-bit unit";
+  dnnl_version_t const* v = dnnl_version();
+  return std::format("oneDNN {}.{}.{} matmul ({})", v->major, v->minor, v->patch, unit);
+}
+
+#else
+
+bool runs_16bit_gemms() noexcept { return false; }
+void run_gemms(std::span<GemmCall<bfloat16, float> const>, std::int64_t) {
+  throw Error("dot_general: this build has no 16-bit GEMM (oneDNN was not found); its operands are widened to float");
+}
+void run_gemms(std::span<GemmCall<float16, float> const>, std::int64_t) {
+  throw Error("dot_general: this build has no 16-bit GEMM (oneDNN was not found); its operands are widened to float");
+}
+std::string half_gemm_info() { return "widened to float for the BLAS (oneDNN not found)"; }
+
+#endif
+
+}  // namespace tessel::detail
