@@ -63,8 +63,7 @@ Tensor<std::int32_t> token_ids(std::int64_t vocab) {
 }
 
 // The 1-device forward's GEMMs, each as one BLAS call (a batch of per-(batch, head) calls for the
-// attention's two), grouped per layer as the forward issues them, on constant operands of type T
-// (16-bit operands: float results, as the forward's GEMMs write before rounding).
+// attention's two), grouped per layer as the forward issues them, on constant operands of type T.
 template <class T>
 bench::BasicStandaloneGemms<T> forward_gemms(models::Gpt2Config const& c) {
   using Result = typename bench::BasicStandaloneGemms<T>::Result;

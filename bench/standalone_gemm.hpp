@@ -2,12 +2,11 @@
 // The backend's BLAS alone, with nothing of tessel around it: row-major GEMMs on contiguous
 // operands in device 0's memory, through the entry point dot_general itself ends in
 // (detail::run_gemms: OpenBLAS on host backends, cuBLAS on CUDA; for 16-bit operands oneDNN or
-// cuBLAS's GemmEx, into float results), then a fence, so that a timed call is complete. The
+// cuBLAS's GemmEx, summing in float and rounding as they store), then a fence, so that a timed call is complete. The
 // unsharded reference of the GEMM benchmarks: what the BLAS reaches on these shapes on this
 // machine, on whichever backend the binary was built for.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include "tessel/runtime/backend/gemm_batch.hpp"
@@ -18,7 +17,7 @@ namespace tessel::bench {
 template <class T>
 class BasicStandaloneGemms {
  public:
-  using Result = std::conditional_t<HalfFloat<T>, float, T>;  // 16-bit operands sum into float
+  using Result = T;
 
   // A buffer of n elements of type U (the operands' T by default, or Result), all `value`, in
   // device 0's memory, kept as long as this object.

@@ -161,20 +161,20 @@ GemmSchedule schedule_from_environment() {
   throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
 }
 
-// The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In
-// and sums and writes in T (In = T but for 16-bit operands of a backend with a 16-bit GEMM). An
-// operand of another dtype than In is converted into a temporary in GEMM order, and the GEMM
-// writes a T temporary that is rounded into the result (jnp.dot of bfloat16 accumulates in float
-// and rounds once).
-template <class T, class In = T>
+// The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In,
+// sums in T and writes Out (In = Out = T but for 16-bit operands of a backend with a 16-bit GEMM,
+// which writes float or their own type). An operand of another dtype than In is converted into a
+// temporary in GEMM order, and a result of another dtype than Out is written into an Out temporary
+// that is rounded into it (jnp.dot of bfloat16 accumulates in float and rounds once).
+template <class T, class In = T, class Out = T>
 void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
   DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
   // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
   // split makes the last devices' blocks short, or empty).
-  std::vector<GemmCall<In, T>> gemms;
+  std::vector<GemmCall<In, Out>> gemms;
   std::vector<std::shared_ptr<std::byte>> temporaries;
-  struct Rounding {  // a GEMM result in a T temporary, to be converted into the result's shard
-    T const* from;
+  struct Rounding {  // a GEMM result in an Out temporary, to be converted into the result's shard
+    Out const* from;
     std::byte* to;
     std::int64_t n;
     int device;
@@ -200,15 +200,15 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
                               "of the BLAS interface; shard the operands over more devices",
                               out.shards[pos].device, m, k, k, n));
     if (batch * m * n == 0) continue;
-    auto* c = reinterpret_cast<T*>(out.shards[pos].bytes.data());
+    auto* c = reinterpret_cast<Out*>(out.shards[pos].bytes.data());
     if (k == 0) {  // an empty contraction (also a device past an uneven contracting end): zeros
       Kokkos::deep_copy(device(out.shards[pos].device).exec, out.shards[pos].bytes, std::byte{0});
       zeroed = true;
       continue;
     }
-    if (out.dtype != dtype_of<T>) {
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(batch * m * n) * sizeof(T));
-      c = reinterpret_cast<T*>(tmp.get());
+    if (out.dtype != dtype_of<Out>) {
+      auto tmp = acquire_device_memory(static_cast<std::size_t>(batch * m * n) * sizeof(Out));
+      c = reinterpret_cast<Out*>(tmp.get());
       roundings.push_back({c, out.shards[pos].bytes.data(), batch * m * n, out.shards[pos].device});
       temporaries.push_back(std::move(tmp));
     }
@@ -242,13 +242,13 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     In const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
     In const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
-      gemms.push_back(GemmCall<In, T>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
+      gemms.push_back(GemmCall<In, Out>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                                   rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
                                   lb, out.shards[pos].device});
     largest = std::max(largest, m * n * k);
   }
   if (!temporaries.empty() || zeroed) fence_all_devices();
-  run_gemms(std::span<GemmCall<In, T> const>(gemms), largest);
+  run_gemms(std::span<GemmCall<In, Out> const>(gemms), largest);
   for (auto const& r : roundings)
     visit(out.dtype, [&](auto tag) {
       using S = decltype(tag);
@@ -257,6 +257,14 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   // The GEMMs (a GPU's BLAS runs on the devices' streams) and roundings read the operands and the
   // temporaries, which go back to the pool when the step ends.
   fence_all_devices();
+}
+
+// Two operands of 16-bit type H: the GEMM writes an H result itself (rounding its float sums as
+// it stores them), any other result as float.
+template <class H>
+void half_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
+  if (out.dtype == dtype_of<H>) local_dot_typed<float, H, H>(lhs, rhs, dims, out);
+  else local_dot_typed<float, H, float>(lhs, rhs, dims, out);
 }
 
 }  // namespace
@@ -272,9 +280,9 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
   // as the widened operands' float GEMM: only the order of the sums differs).
   if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
   else if (lhs.dtype == DType::bfloat16 && rhs.dtype == DType::bfloat16 && runs_16bit_gemms())
-    local_dot_typed<float, bfloat16>(lhs, rhs, dims, out);
+    half_dot<bfloat16>(lhs, rhs, dims, out);
   else if (lhs.dtype == DType::float16 && rhs.dtype == DType::float16 && runs_16bit_gemms())
-    local_dot_typed<float, float16>(lhs, rhs, dims, out);
+    half_dot<float16>(lhs, rhs, dims, out);
   else local_dot_typed<float>(lhs, rhs, dims, out);
 }
 

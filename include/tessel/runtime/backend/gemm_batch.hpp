@@ -19,7 +19,8 @@ struct MatrixLayout {
 };
 
 // Row-major C (m x n, leading dimension n) = op(A) (m x k) . op(B) (k x n), on `device`. T is the
-// operands' type, C the result's (float for 16-bit operands: their products summed in float).
+// operands' type, C the result's (float, or 16-bit, for 16-bit operands: their products are
+// summed in float either way).
 template <class T, class C = T>
 struct GemmCall {
   T const* a;
@@ -35,13 +36,16 @@ struct GemmCall {
 // instance (device backends).
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest);
-// 16-bit operands multiplied as they are, their products summed in float into a float result (what
-// jnp.dot of bfloat16 or float16 operands computes before its one rounding), without widening the
-// operands first: AMX or AVX512-BF16 on hosts that have them, tensor cores on GPUs. Only where
-// runs_16bit_gemms() says so; elsewhere local_dot widens the operands and calls the float GEMM.
+// 16-bit operands multiplied as they are, their products summed in float (what jnp.dot of bfloat16
+// or float16 operands computes), without widening the operands first: AMX or AVX512-BF16 on hosts
+// that have them, tensor cores on GPUs. The result is float, or the operands' type: the float sums
+// rounded once, as they are stored. Only where runs_16bit_gemms() says so; elsewhere local_dot
+// widens the operands and calls the float GEMM.
 bool runs_16bit_gemms() noexcept;
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t largest);
+void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t largest);
+void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t largest);
 // What runs 16-bit GEMMs, for blas_info: the library and the CPU unit, or that they are widened.
 std::string half_gemm_info();
 

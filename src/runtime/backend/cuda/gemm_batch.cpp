@@ -54,16 +54,19 @@ cublasHandle_t handle_of(int id) {
 
 cublasOperation_t op(MatrixLayout const& l) { return l.transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// cuBLAS's name for an operand type, for cublasGemmEx.
+// cuBLAS's name for an operand or result type, for cublasGemmEx.
 template <class T>
-constexpr cudaDataType_t data_type = std::is_same_v<T, bfloat16> ? CUDA_R_16BF : CUDA_R_16F;
+constexpr cudaDataType_t data_type = std::is_same_v<T, float>      ? CUDA_R_32F
+                                     : std::is_same_v<T, bfloat16> ? CUDA_R_16BF
+                                                                   : CUDA_R_16F;
 
 // calls[first, first + count) as one cuBLAS call: strides are the pointer steps between entries.
 template <class T, class C>
 void launch(std::span<GemmCall<T, C> const> calls, std::size_t first, std::size_t count) {
   GemmCall<T, C> const& e = calls[first];
   cublasHandle_t h = handle_of(e.device);
-  C const one = 1, zero = 0;
+  using Scalar = std::conditional_t<std::is_same_v<T, double>, double, float>;  // float sums for 16-bit
+  Scalar const one = 1, zero = 0;
   auto const m = static_cast<int>(e.m), n = static_cast<int>(e.n), k = static_cast<int>(e.k);
   auto const lda = static_cast<int>(e.la.ld), ldb = static_cast<int>(e.lb.ld);
   long long sa = 0, sb = 0, sc = 0;
@@ -88,15 +91,15 @@ void launch(std::span<GemmCall<T, C> const> calls, std::size_t first, std::size_
       check(cublasDgemmStridedBatched(h, op(e.lb), op(e.la), n, m, k, &one, e.b, ldb, sb, e.a, lda, sa, &zero, e.c, n,
                                       sc, batch),
             "cublasDgemmStridedBatched", e.device);
-  } else {  // 16-bit operands, float sums and result (tensor cores)
+  } else {  // 16-bit operands, float sums, a float or 16-bit result (tensor cores)
     if (count == 1)
       check(cublasGemmEx(h, op(e.lb), op(e.la), n, m, k, &one, e.b, data_type<T>, ldb, e.a, data_type<T>, lda, &zero,
-                         e.c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                         e.c, data_type<C>, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx", e.device);
     else
       check(cublasGemmStridedBatchedEx(h, op(e.lb), op(e.la), n, m, k, &one, e.b, data_type<T>, ldb, sb, e.a,
-                                       data_type<T>, lda, sa, &zero, e.c, CUDA_R_32F, n, sc, batch, CUBLAS_COMPUTE_32F,
-                                       CUBLAS_GEMM_DEFAULT),
+                                       data_type<T>, lda, sa, &zero, e.c, data_type<C>, n, sc, batch,
+                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx", e.device);
   }
 }
@@ -113,6 +116,8 @@ void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(call
 bool runs_16bit_gemms() noexcept { return true; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(calls); }
 std::string half_gemm_info() { return "cuBLAS GemmEx (float sums)"; }
 
 BlasInfo blas_info() {

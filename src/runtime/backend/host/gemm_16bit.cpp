@@ -1,5 +1,6 @@
 // 16-bit GEMMs on host backends, by oneDNN's matmul (where the build found oneDNN): bfloat16 or
-// float16 operands read as they are, products summed in float into a float result. oneDNN picks
+// float16 operands read as they are, products summed in float, stored as float or rounded once to
+// the operands' type as they are stored (oneDNN rounds to nearest even, as JAX). oneDNN picks
 // the CPU's widest path at run time (AMX tiles, AVX512-BF16 or AVX512-FP16, else its own
 // conversion to float); Debian's OpenBLAS is built without its bfloat16 GEMM. Without oneDNN,
 // runs_16bit_gemms() is false and local_dot widens the operands for OpenBLAS's sgemm instead.
@@ -26,7 +27,7 @@ namespace {
 
 // One matmul primitive per shape, layout and batch stride, made on first use: making one costs
 // 0.1-1 ms (oneDNN generates its kernel), far more than a small GEMM.
-using Key = std::tuple<bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
+using Key = std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
                        std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
 struct Engine {
@@ -50,25 +51,30 @@ dnnl::memory::dims strides(MatrixLayout const& l, std::int64_t batch_stride, boo
 }
 
 template <class T>
-void run(std::span<GemmCall<T, float> const> calls) {
-  constexpr auto type = std::is_same_v<T, bfloat16> ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f16;
+constexpr auto data_type = std::is_same_v<T, float>      ? dnnl::memory::data_type::f32
+                           : std::is_same_v<T, bfloat16> ? dnnl::memory::data_type::bf16
+                                                         : dnnl::memory::data_type::f16;
+
+template <class T, class C>
+void run(std::span<GemmCall<T, C> const> calls) {
+  constexpr auto type = data_type<T>;
   auto& e = onednn();
   note_device_work("tessel::gemm");
   std::lock_guard lock(e.mutex);
   for_each_strided_run(calls, [&](std::size_t first, std::size_t count) {
-    GemmCall<T, float> const& g = calls[first];
+    GemmCall<T, C> const& g = calls[first];
     bool const batched = count > 1;
     std::int64_t sa = 0, sb = 0, sc = 0;
     if (batched) sa = calls[first + 1].a - g.a, sb = calls[first + 1].b - g.b, sc = calls[first + 1].c - g.c;
     auto const batch = static_cast<std::int64_t>(count);
-    Key const key{std::is_same_v<T, bfloat16>, batch, g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed,
+    Key const key{std::is_same_v<T, bfloat16>, std::is_same_v<C, float>, batch, g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed,
                   g.lb.ld, sa, sb, sc};
     auto dims = [&](std::int64_t r, std::int64_t c) {
       return batched ? dnnl::memory::dims{batch, r, c} : dnnl::memory::dims{r, c};
     };
     dnnl::memory::desc const a_md(dims(g.m, g.k), type, strides(g.la, sa, batched));
     dnnl::memory::desc const b_md(dims(g.k, g.n), type, strides(g.lb, sb, batched));
-    dnnl::memory::desc const c_md(dims(g.m, g.n), dnnl::memory::data_type::f32,
+    dnnl::memory::desc const c_md(dims(g.m, g.n), data_type<C>,
                                   strides(MatrixLayout{false, g.n}, sc, batched));
     auto at = e.primitives.find(key);
     if (at == e.primitives.end()) {
@@ -91,6 +97,8 @@ void run(std::span<GemmCall<T, float> const> calls) {
 bool runs_16bit_gemms() noexcept { return true; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(calls); }
 
 std::string half_gemm_info() {
   using dnnl::cpu_isa;
@@ -104,13 +112,17 @@ std::string half_gemm_info() {
 
 #else
 
+namespace {
+[[noreturn]] void no_16bit_gemm() {
+  throw Error("dot_general: this build has no 16-bit GEMM (oneDNN was not found); its operands are widened to float");
+}
+}  // namespace
+
 bool runs_16bit_gemms() noexcept { return false; }
-void run_gemms(std::span<GemmCall<bfloat16, float> const>, std::int64_t) {
-  throw Error("dot_general: this build has no 16-bit GEMM (oneDNN was not found); its operands are widened to float");
-}
-void run_gemms(std::span<GemmCall<float16, float> const>, std::int64_t) {
-  throw Error("dot_general: this build has no 16-bit GEMM (oneDNN was not found); its operands are widened to float");
-}
+void run_gemms(std::span<GemmCall<bfloat16, float> const>, std::int64_t) { no_16bit_gemm(); }
+void run_gemms(std::span<GemmCall<float16, float> const>, std::int64_t) { no_16bit_gemm(); }
+void run_gemms(std::span<GemmCall<bfloat16> const>, std::int64_t) { no_16bit_gemm(); }
+void run_gemms(std::span<GemmCall<float16> const>, std::int64_t) { no_16bit_gemm(); }
 std::string half_gemm_info() { return "widened to float for the BLAS (oneDNN not found)"; }
 
 #endif
