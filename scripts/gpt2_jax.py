@@ -3,15 +3,17 @@
 
 Times the forward of models/gpt2.hpp (GPT2LMHeadModel, logits only: gelu_new, two-pass LayerNorm
 with epsilon 1e-5, causal attention, the LM head tied to wte; random weights; 4 blocks, n_embd 768,
-12 heads, batch 8 x seq 256, float32) as ONE jax.jit over a (2, 4) mesh ('dp', 'mp') with
-tessel's Gpt2Shardings, then runs tessel's benchmark BM_gpt2_f32_mesh2x4, alternating the two for
---rounds rounds, and prints tokens/s of each and the ratio tessel / JAX.
+12 heads, batch 8 x seq 256, float32 or bfloat16) as ONE jax.jit over a (2, 4) mesh ('dp', 'mp')
+with tessel's Gpt2Shardings, then runs tessel's benchmark of the same dtype (BM_gpt2_f32_mesh2x4 or
+BM_gpt2_bf16_mesh2x4), alternating the two for --rounds rounds, and prints tokens/s of each and
+the ratio tessel / JAX.
 
 tessel splits the real vocabulary 50257 unevenly over mp; JAX refuses an uneven split, so the JAX
 side pads it to the next multiple of the mp size (50260), as a JAX user must, and says so.
 
   python3 -m venv /tmp/jaxenv && /tmp/jaxenv/bin/pip install jax==0.10.2
   /tmp/jaxenv/bin/python scripts/gpt2_jax.py               # from the repo root; needs bench_gpt2 built
+  /tmp/jaxenv/bin/python scripts/gpt2_jax.py --dtype bfloat16   # bfloat16 weights and activations
   /tmp/jaxenv/bin/python scripts/gpt2_jax.py --jax-only    # JAX alone
 """
 import argparse
@@ -39,7 +41,8 @@ def parse_args():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--jax-only", action="store_true", help="skip tessel's benchmark")
     p.add_argument("--bench-command", default="./tessel run build/openmp/bench/bench_gpt2")
-    p.add_argument("--bench-filter", default="BM_gpt2_f32_mesh2x4")
+    p.add_argument("--bench-filter", default=None,
+                   help="tessel's benchmark (default: BM_gpt2_f32_mesh2x4, or BM_gpt2_bf16_mesh2x4 for --dtype bfloat16)")
     p.add_argument("--bench-min-time", default="2s", help="Google Benchmark's --benchmark_min_time")
     return p.parse_args()
 
@@ -131,6 +134,8 @@ def run_tessel(a):
 
 def main():
     a = parse_args()
+    if a.bench_filter is None:
+        a.bench_filter = "BM_gpt2_bf16_mesh2x4" if a.dtype == "bfloat16" else "BM_gpt2_f32_mesh2x4"
     os.chdir(REPO)
     # Must precede the import of jax: XLA reads it once, when the CPU client starts.
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
@@ -143,8 +148,8 @@ def main():
         return 2
     import numpy as np
 
-    if a.jax_only is False and (a.batch, a.seq, a.layers, a.dtype) != (8, 256, 4, "float32"):
-        print("note: tessel's benchmark runs its own configuration (batch 8, seq 256, 4 blocks, float32)")
+    if a.jax_only is False and (a.batch, a.seq, a.layers) != (8, 256, 4):
+        print("note: tessel's benchmark runs its own configuration (batch 8, seq 256, 4 blocks)")
     mesh = Mesh(np.array(jax.devices("cpu")[:8]).reshape(2, 4), ("dp", "mp"))
     t0 = time.perf_counter()
     params, ids, compiled, v_pad = build(jax, jnp, P, NamedSharding, mesh, a)
