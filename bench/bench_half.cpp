@@ -5,7 +5,7 @@
 //    (2-byte) bytes (3 reads + 1 write) and its elements per second over float32's;
 //  - softmax and LayerNorm over (4096, 4096) rows on 8 devices, bfloat16 over float32;
 //  - the Megatron MLP relu(x @ W1) @ W2 (4096 x 1024 x 4096) on (4, 2) ('dp', 'mp') in bfloat16
-//    (float32 GEMM inside, operands converted: the installed OpenBLAS has no sbgemm) over float32,
+//    (the 16-bit GEMM, oneDNN's on hosts: `half_gemms` in the header says which) over float32,
 //    with the bfloat16 block's fraction of the FMA peak.
 #include <benchmark/benchmark.h>
 
