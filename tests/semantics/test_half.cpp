@@ -542,3 +542,20 @@ TEST_CASE("bfloat16 and float16 reductions, softmax and a layer norm give JAX's 
     check_reductions<float16>(v, std::string("reduce_float16_") + suffix, shape);
   }
 }
+
+TEST_CASE("round_through<bfloat16>, the kernels' 32-bit rounding, is float(bfloat16(v))", "[half]") {
+  // Every sign, exponent and high mantissa (all 65536 upper halves, NaNs and infinities among
+  // them) with the lower halves that decide a rounding: zero, the smallest, just below, at and
+  // just above the tie, the largest.
+  std::size_t wrong = 0;
+  for (std::uint32_t hi = 0; hi <= 0xffffu; ++hi)
+    for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      float const v = std::bit_cast<float>(hi << 16 | lo);
+      float const want = static_cast<float>(bfloat16(v)), got = round_through<bfloat16>(v);
+      if (std::bit_cast<std::uint32_t>(got) != std::bit_cast<std::uint32_t>(want) && wrong++ == 0)
+        FAIL_CHECK("first difference at " << std::hex << (hi << 16 | lo) << ": " << std::bit_cast<std::uint32_t>(got)
+                                           << " vs " << std::bit_cast<std::uint32_t>(want));
+    }
+  CHECK(wrong == 0);
+  CHECK(round_through<float16>(1.0f / 3) == static_cast<float>(float16(1.0f / 3)));
+}

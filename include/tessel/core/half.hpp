@@ -84,4 +84,19 @@ struct float16 {
   }
 };
 
+// v rounded to H and widened back: float(H(v)), what a kernel hands on after each op of a 16-bit
+// result. For bfloat16 in 32-bit integer operations only (the same bits), which a compiler
+// vectorizes without packing the lanes into 16 bits and unpacking them again.
+template <class H>
+KOKKOS_FORCEINLINE_FUNCTION constexpr float round_through(float v) {
+  return static_cast<float>(H(v));
+}
+template <>
+KOKKOS_FORCEINLINE_FUNCTION constexpr float round_through<bfloat16>(float v) {
+  std::uint32_t const f = std::bit_cast<std::uint32_t>(v);
+  std::uint32_t const r = (f & 0x7fffffffu) > 0x7f800000u ? (f & 0x80000000u) | 0x7fc00000u  // NaN
+                                                          : (f + 0x7fffu + ((f >> 16) & 1u)) & 0xffff0000u;
+  return std::bit_cast<float>(r);
+}
+
 }  // namespace tessel

@@ -157,7 +157,7 @@ template <class Op, class R>
 struct RoundedTo {
   template <class... Args>
   KOKKOS_FORCEINLINE_FUNCTION static float apply(Args... args) {
-    return static_cast<float>(R(Op::apply(args...)));
+    return round_through<R>(Op::apply(args...));
   }
 };
 // The op a kernel runs for a node of op Op and result type R (conversions round by themselves).
@@ -180,7 +180,7 @@ template <HalfFloat R>
 struct kernel_op<ops::sigmoid, R> {
   struct type {
     KOKKOS_FORCEINLINE_FUNCTION static float apply(float x) {
-      auto r = [](float v) { return static_cast<float>(R(v)); };
+      auto r = [](float v) { return round_through<R>(v); };
       return r(1.0f / r(1.0f + r(math::exp(-x))));
     }
   };
@@ -189,7 +189,7 @@ template <HalfFloat R>
 struct kernel_op<ops::gelu, R> {
   struct type {
     KOKKOS_FORCEINLINE_FUNCTION static float apply(float x) {
-      auto r = [](float v) { return static_cast<float>(R(v)); };
+      auto r = [](float v) { return round_through<R>(v); };
       constexpr float c1 = static_cast<float>(R(0.044715f)), c2 = static_cast<float>(R(0.7978845608028654f));
       float const x3 = r(r(x * x) * x);
       float const t = r(math::tanh(r(c2 * r(x + r(c1 * x3)))));
