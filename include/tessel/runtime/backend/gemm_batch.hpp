@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "tessel/core/dtype.hpp"
 #include "tessel/core/half.hpp"
 
 namespace tessel::detail {
@@ -37,16 +38,18 @@ struct GemmCall {
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest);
 // 16-bit operands multiplied as they are, their products summed in float (what jnp.dot of bfloat16
-// or float16 operands computes), without widening the operands first: AMX or AVX512-BF16 on hosts
-// that have them, tensor cores on GPUs. The result is float, or the operands' type: the float sums
-// rounded once, as they are stored. Only where runs_16bit_gemms() says so; elsewhere local_dot
-// widens the operands and calls the float GEMM.
-bool runs_16bit_gemms() noexcept;
+// or float16 operands computes), without widening the operands first: AMX, AVX512-BF16 or
+// AVX512-FP16 on hosts that have them, tensor cores on GPUs. The result is float, or the operands'
+// type: the float sums rounded once, as they are stored. Only where runs_16bit_gemms says so for
+// the operands' dtype (a host without such a unit, or without oneDNN, does not); elsewhere
+// local_dot widens the operands and calls the float GEMM.
+bool runs_16bit_gemms(DType operands) noexcept;
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t largest);
-// What runs 16-bit GEMMs, for blas_info: the library and the CPU unit, or that they are widened.
+// What runs 16-bit GEMMs, for blas_info: per dtype, the library and the CPU unit, or that they are
+// widened and why.
 std::string half_gemm_info();
 
 // Splits `calls` into runs that one strided-batched BLAS call can take: consecutive calls on one

@@ -113,7 +113,7 @@ void run(std::span<GemmCall<T, C> const> calls) {
 
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(calls); }
-bool runs_16bit_gemms() noexcept { return true; }
+bool runs_16bit_gemms(DType) noexcept { return true; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }

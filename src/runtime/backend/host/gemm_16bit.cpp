@@ -94,7 +94,16 @@ void run(std::span<GemmCall<T, C> const> calls) {
 
 }  // namespace
 
-bool runs_16bit_gemms() noexcept { return true; }
+// Whether the CPU has a unit for H's products (oneDNN's ISA values include those of the ISAs they
+// extend): without one oneDNN would widen the operands itself, no faster than OpenBLAS's sgemm on
+// widened operands (and some builds have no such matmul at all).
+bool runs_16bit_gemms(DType operands) noexcept {
+  auto const isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [isa](dnnl::cpu_isa unit) { return (isa & static_cast<unsigned>(unit)) == static_cast<unsigned>(unit); };
+  if (operands == DType::bfloat16) return has(dnnl::cpu_isa::avx512_core_bf16) || has(dnnl::cpu_isa::avx2_vnni_2);
+  if (operands == DType::float16) return has(dnnl::cpu_isa::avx512_core_fp16) || has(dnnl::cpu_isa::avx2_vnni_2);
+  return false;
+}
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }
@@ -103,11 +112,16 @@ void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(cal
 std::string half_gemm_info() {
   using dnnl::cpu_isa;
   cpu_isa const isa = dnnl::get_effective_cpu_isa();
-  char const* unit = isa == cpu_isa::avx10_1_512_amx || isa == cpu_isa::avx10_1_512_amx_fp16 ? "AMX"
-                     : isa == cpu_isa::avx10_1_512 || isa == cpu_isa::avx512_core_bf16    ? "AVX512-BF16"
-                                                                                          : "no 16-bit unit";
+  bool const amx = (static_cast<unsigned>(isa) & static_cast<unsigned>(cpu_isa::avx512_core_amx)) ==
+                   static_cast<unsigned>(cpu_isa::avx512_core_amx);
   dnnl_version_t const* v = dnnl_version();
-  return std::format("oneDNN {}.{}.{} matmul ({})", v->major, v->minor, v->patch, unit);
+  auto one = [&](DType d, char const* unit) {
+    return runs_16bit_gemms(d) ? std::format("{}: oneDNN {}.{}.{} matmul ({})", name(d), v->major, v->minor, v->patch,
+                                             amx && d == DType::bfloat16 ? "AMX" : unit)
+                               : std::format("{}: widened to float (oneDNN {}.{}.{} found, no {} on this CPU)", name(d),
+                                             v->major, v->minor, v->patch, unit);
+  };
+  return one(DType::bfloat16, "AVX512-BF16") + "; " + one(DType::float16, "AVX512-FP16");
 }
 
 #else
@@ -118,12 +132,12 @@ namespace {
 }
 }  // namespace
 
-bool runs_16bit_gemms() noexcept { return false; }
+bool runs_16bit_gemms(DType) noexcept { return false; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const>, std::int64_t) { no_16bit_gemm(); }
 void run_gemms(std::span<GemmCall<float16, float> const>, std::int64_t) { no_16bit_gemm(); }
 void run_gemms(std::span<GemmCall<bfloat16> const>, std::int64_t) { no_16bit_gemm(); }
 void run_gemms(std::span<GemmCall<float16> const>, std::int64_t) { no_16bit_gemm(); }
-std::string half_gemm_info() { return "widened to float for the BLAS (oneDNN not found)"; }
+std::string half_gemm_info() { return "bfloat16, float16: widened to float (oneDNN not found)"; }
 
 #endif
 
