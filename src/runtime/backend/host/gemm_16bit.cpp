@@ -30,6 +30,8 @@ namespace {
 using Key = std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
                        std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
+constexpr std::size_t max_primitives = 1024;
+
 struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
@@ -78,6 +80,8 @@ void run(std::span<GemmCall<T, C> const> calls) {
                                   strides(MatrixLayout{false, g.n}, sc, batched));
     auto at = e.primitives.find(key);
     if (at == e.primitives.end()) {
+      // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
+      if (e.primitives.size() >= max_primitives) e.primitives.clear();
       try {
         at = e.primitives.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(e.engine, a_md, b_md, c_md))).first;
       } catch (dnnl::error const& err) {
