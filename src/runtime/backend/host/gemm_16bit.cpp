@@ -69,8 +69,8 @@ void run(std::span<GemmCall<T, C> const> calls) {
     std::int64_t sa = 0, sb = 0, sc = 0;
     if (batched) sa = calls[first + 1].a - g.a, sb = calls[first + 1].b - g.b, sc = calls[first + 1].c - g.c;
     auto const batch = static_cast<std::int64_t>(count);
-    Key const key{std::is_same_v<T, bfloat16>, std::is_same_v<C, float>, batch, g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed,
-                  g.lb.ld, sa, sb, sc};
+    Key const key{std::is_same_v<T, bfloat16>, std::is_same_v<C, float>, batch, g.m, g.n, g.k, g.la.transposed,
+                  g.la.ld, g.lb.transposed, g.lb.ld, sa, sb, sc};
     auto dims = [&](std::int64_t r, std::int64_t c) {
       return batched ? dnnl::memory::dims{batch, r, c} : dnnl::memory::dims{r, c};
     };
