@@ -66,14 +66,13 @@ Tensor<std::int32_t> token_ids(std::int64_t vocab) {
 // attention's two), grouped per layer as the forward issues them, on constant operands of type T.
 template <class T>
 bench::BasicStandaloneGemms<T> forward_gemms(models::Gpt2Config const& c) {
-  using Result = typename bench::BasicStandaloneGemms<T>::Result;
   bench::BasicStandaloneGemms<T> g;
   std::int64_t const t = batch * seq, e = c.embd, hd = c.embd / c.heads, bh = batch * c.heads;
   T* x = g.buffer(t * 4 * e);
   T* w = g.buffer(std::max<std::int64_t>(4 * e * e, c.vocab * e));
   T* p = g.buffer(bh * seq * seq);
-  auto* y = g.template buffer<Result>(std::max<std::int64_t>(t * 4 * e, t * c.vocab));
-  auto* scores = g.template buffer<Result>(bh * seq * seq);
+  T* y = g.buffer(std::max<std::int64_t>(t * 4 * e, t * c.vocab));
+  T* scores = g.buffer(bh * seq * seq);
   for (std::int64_t layer = 0; layer < c.layers; ++layer) {
     g.group({{t, e, e, x, w, y}, {t, e, e, x, w, y + t * e}, {t, e, e, x, w, y + 2 * t * e}});  // q, k, v
     std::vector<typename bench::BasicStandaloneGemms<T>::Gemm> qk, pv;

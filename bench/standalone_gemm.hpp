@@ -2,9 +2,9 @@
 // The backend's BLAS alone, with nothing of tessel around it: row-major GEMMs on contiguous
 // operands in device 0's memory, through the entry point dot_general itself ends in
 // (detail::run_gemms: OpenBLAS on host backends, cuBLAS on CUDA; for 16-bit operands oneDNN or
-// cuBLAS's GemmEx, summing in float and rounding as they store), then a fence, so that a timed call is complete. The
-// unsharded reference of the GEMM benchmarks: what the BLAS reaches on these shapes on this
-// machine, on whichever backend the binary was built for.
+// cuBLAS's GemmEx, summing in float and rounding as they store), then a fence, so that a timed
+// call is complete. The unsharded reference of the GEMM benchmarks: what the BLAS reaches on these
+// shapes on this machine, on whichever backend the binary was built for.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -17,15 +17,11 @@ namespace tessel::bench {
 template <class T>
 class BasicStandaloneGemms {
  public:
-  using Result = T;
-
-  // A buffer of n elements of type U (the operands' T by default, or Result), all `value`, in
-  // device 0's memory, kept as long as this object.
-  template <class U = T>
-  U* buffer(std::int64_t n, float value = 0.01f) {
-    Kokkos::View<U*, MemSpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "standalone_gemm"), n);
-    Kokkos::deep_copy(v, static_cast<U>(value));
-    buffers_.emplace_back(reinterpret_cast<std::byte*>(v.data()), [v](std::byte*) {});
+  // A buffer of n elements, all `value`, in device 0's memory, kept as long as this object.
+  T* buffer(std::int64_t n, float value = 0.01f) {
+    Kokkos::View<T*, MemSpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "standalone_gemm"), n);
+    Kokkos::deep_copy(v, static_cast<T>(value));
+    buffers_.push_back(v);
     return v.data();
   }
   // A buffer holding `values`, and a buffer's n values back on the host.
@@ -34,9 +30,9 @@ class BasicStandaloneGemms {
     Kokkos::deep_copy(device_view(p, values.size()), host_view(const_cast<T*>(values.data()), values.size()));
     return p;
   }
-  static std::vector<Result> to_host(Result const* p, std::size_t n) {
-    std::vector<Result> values(n);
-    Kokkos::deep_copy(host_view(values.data(), n), device_view(const_cast<Result*>(p), n));
+  static std::vector<T> to_host(T const* p, std::size_t n) {
+    std::vector<T> values(n);
+    Kokkos::deep_copy(host_view(values.data(), n), device_view(const_cast<T*>(p), n));
     return values;
   }
   // A group of GEMMs issued together, as a BLAS user would issue a batch (a strided-batched call
@@ -45,11 +41,11 @@ class BasicStandaloneGemms {
     std::int64_t m, n, k;
     T const* a;
     T const* b;
-    Result* c;
+    T* c;
     bool b_transposed = false;
   };
   void group(std::vector<Gemm> const& gemms) {
-    std::vector<detail::GemmCall<T, Result>> calls;
+    std::vector<detail::GemmCall<T>> calls;
     std::int64_t largest = 0;
     for (Gemm const& g : gemms) {
       calls.push_back({g.a, g.b, g.c, g.m, g.n, g.k, {false, g.k}, {g.b_transposed, g.b_transposed ? g.k : g.n}, 0});
@@ -59,25 +55,23 @@ class BasicStandaloneGemms {
   }
   void operator()() const {
     for (auto const& [calls, largest] : groups_)
-      detail::run_gemms(std::span<detail::GemmCall<T, Result> const>(calls), largest);
+      detail::run_gemms(std::span<detail::GemmCall<T> const>(calls), largest);
     Kokkos::fence();
   }
 
  private:
   using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  template <class U>
-  static Kokkos::View<U*, MemSpace, Unmanaged> device_view(U* p, std::size_t n) {
-    return Kokkos::View<U*, MemSpace, Unmanaged>(p, n);
+  static Kokkos::View<T*, MemSpace, Unmanaged> device_view(T* p, std::size_t n) {
+    return Kokkos::View<T*, MemSpace, Unmanaged>(p, n);
   }
-  template <class U>
-  static Kokkos::View<U*, Kokkos::HostSpace, Unmanaged> host_view(U* p, std::size_t n) {
-    return Kokkos::View<U*, Kokkos::HostSpace, Unmanaged>(p, n);
+  static Kokkos::View<T*, Kokkos::HostSpace, Unmanaged> host_view(T* p, std::size_t n) {
+    return Kokkos::View<T*, Kokkos::HostSpace, Unmanaged>(p, n);
   }
   struct Group {
-    std::vector<detail::GemmCall<T, Result>> calls;
+    std::vector<detail::GemmCall<T>> calls;
     std::int64_t largest;
   };
-  std::vector<std::shared_ptr<std::byte>> buffers_;  // each holds its View alive (its deleter's capture)
+  std::vector<Kokkos::View<T*, MemSpace>> buffers_;
   std::vector<Group> groups_;
 };
 

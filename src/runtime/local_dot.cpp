@@ -279,11 +279,12 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
   // Two operands of one 16-bit dtype go to the backend's 16-bit GEMM where it has one (float sums,
   // as the widened operands' float GEMM: only the order of the sums differs).
   if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
-  else if (lhs.dtype == DType::bfloat16 && rhs.dtype == DType::bfloat16 && runs_16bit_gemms(DType::bfloat16))
-    half_dot<bfloat16>(lhs, rhs, dims, out);
-  else if (lhs.dtype == DType::float16 && rhs.dtype == DType::float16 && runs_16bit_gemms(DType::float16))
-    half_dot<float16>(lhs, rhs, dims, out);
-  else local_dot_typed<float>(lhs, rhs, dims, out);
+  else if (lhs.dtype == rhs.dtype && runs_16bit_gemms(lhs.dtype)) {
+    if (lhs.dtype == DType::bfloat16) half_dot<bfloat16>(lhs, rhs, dims, out);
+    else half_dot<float16>(lhs, rhs, dims, out);
+  } else {
+    local_dot_typed<float>(lhs, rhs, dims, out);
+  }
 }
 
 void set_gemm_schedule(GemmSchedule s) { chosen_schedule.store(static_cast<int>(s), std::memory_order_relaxed); }

@@ -2,7 +2,7 @@
 // Kokkos instance, so a GEMM is ordered after the kernels that wrote its operands and before those
 // that read its result, with no fence. A device's GEMMs that differ only by constant pointer steps
 // (the batch entries of its block) go as one strided-batched call. 16-bit operands go to
-// cublasGemmEx with float sums and a float result.
+// cublasGemmEx with float sums and a float or 16-bit result.
 //
 // cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T,
 // so B and A are passed in that order with their layouts unchanged.
@@ -113,7 +113,7 @@ void run(std::span<GemmCall<T, C> const> calls) {
 
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(calls); }
-bool runs_16bit_gemms(DType) noexcept { return true; }
+bool runs_16bit_gemms(DType operands) noexcept { return operands == DType::bfloat16 || operands == DType::float16; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }

@@ -96,36 +96,40 @@ void run(std::span<GemmCall<T, C> const> calls) {
   e.stream.wait();
 }
 
+// The CPU's unit for products of `operands` (oneDNN's ISA values include those of the ISAs they
+// extend), or null: without one oneDNN would widen the operands itself, no faster than OpenBLAS's
+// sgemm on widened operands (and some builds have no such matmul at all).
+char const* unit_for(DType operands) noexcept {
+  static auto const isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [](dnnl::cpu_isa unit) { return (isa & static_cast<unsigned>(unit)) == static_cast<unsigned>(unit); };
+  if (operands == DType::bfloat16) {
+    if (has(dnnl::cpu_isa::avx512_core_amx)) return "AMX";
+    if (has(dnnl::cpu_isa::avx512_core_bf16)) return "AVX512-BF16";
+  } else if (operands == DType::float16) {
+    if (has(dnnl::cpu_isa::avx512_core_fp16)) return "AVX512-FP16";
+  } else {
+    return nullptr;
+  }
+  return has(dnnl::cpu_isa::avx2_vnni_2) ? "AVX2-VNNI-2" : nullptr;
+}
+
 }  // namespace
 
-// Whether the CPU has a unit for H's products (oneDNN's ISA values include those of the ISAs they
-// extend): without one oneDNN would widen the operands itself, no faster than OpenBLAS's sgemm on
-// widened operands (and some builds have no such matmul at all).
-bool runs_16bit_gemms(DType operands) noexcept {
-  auto const isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  auto has = [isa](dnnl::cpu_isa unit) { return (isa & static_cast<unsigned>(unit)) == static_cast<unsigned>(unit); };
-  if (operands == DType::bfloat16) return has(dnnl::cpu_isa::avx512_core_bf16) || has(dnnl::cpu_isa::avx2_vnni_2);
-  if (operands == DType::float16) return has(dnnl::cpu_isa::avx512_core_fp16) || has(dnnl::cpu_isa::avx2_vnni_2);
-  return false;
-}
+bool runs_16bit_gemms(DType operands) noexcept { return unit_for(operands) != nullptr; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }
 void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(calls); }
 
 std::string half_gemm_info() {
-  using dnnl::cpu_isa;
-  cpu_isa const isa = dnnl::get_effective_cpu_isa();
-  bool const amx = (static_cast<unsigned>(isa) & static_cast<unsigned>(cpu_isa::avx512_core_amx)) ==
-                   static_cast<unsigned>(cpu_isa::avx512_core_amx);
   dnnl_version_t const* v = dnnl_version();
-  auto one = [&](DType d, char const* unit) {
-    return runs_16bit_gemms(d) ? std::format("{}: oneDNN {}.{}.{} matmul ({})", name(d), v->major, v->minor, v->patch,
-                                             amx && d == DType::bfloat16 ? "AMX" : unit)
-                               : std::format("{}: widened to float (oneDNN {}.{}.{} found, no {} on this CPU)", name(d),
-                                             v->major, v->minor, v->patch, unit);
+  auto one = [&](DType d) {
+    char const* unit = unit_for(d);
+    return unit ? std::format("{}: oneDNN {}.{}.{} matmul ({})", name(d), v->major, v->minor, v->patch, unit)
+                : std::format("{}: widened to float (oneDNN {}.{}.{} found, no {} unit on this CPU)", name(d), v->major,
+                              v->minor, v->patch, name(d));
   };
-  return one(DType::bfloat16, "AVX512-BF16") + "; " + one(DType::float16, "AVX512-FP16");
+  return one(DType::bfloat16) + "; " + one(DType::float16);
 }
 
 #else
