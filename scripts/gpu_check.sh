@@ -79,10 +79,26 @@ for t in "${targets[@]}"; do
   fi
 done
 
+# With several GPUs, the test binaries' cases again with every GPU in use (TESSEL_GPUS=all: the 8
+# logical devices in blocks over them, collectives reading peers' memory).
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$gpus" -ge 2 ]; then
+  for t in "${targets[@]}"; do
+    exe=$(find build/cuda -maxdepth 3 -type f -name "$t" -perm -u+x | head -1)
+    [[ $t == test_* && -n $exe ]] || continue
+    run_start=$SECONDS
+    : >"$logs/$t.spread.cases"; : >"$logs/$t.spread.cases.failures"
+    "$exe" --list-tests --verbosity quiet 2>/dev/null | tr '\n' '\0' |
+      TESSEL_GPUS=all xargs -0 -P "$gpus" -I{} bash -c 'run_case "$1" "$2" "$3"' _ "$exe" {} "$logs/$t.spread.cases"
+    result[$t]+="; over $gpus GPUs: $(grep -c '^pass' "$logs/$t.spread.cases") of $(wc -l <"$logs/$t.spread.cases") in $((SECONDS - run_start)) s"
+  done
+fi
+
 echo "== results (logs in $logs/)"
 for t in "${targets[@]}"; do
   printf '  %-22s %s\n' "$t" "${result[$t]}"
   [[ $t == test_* && -f $logs/$t.cases ]] && grep -v '^pass' "$logs/$t.cases" | sed 's/^/      /'
+  [[ $t == test_* && -f $logs/$t.spread.cases ]] && grep -v '^pass' "$logs/$t.spread.cases" | sed 's/^/      spread: /'
 done
 echo "== benchmarks (time and counters)"
 for t in "${targets[@]}"; do

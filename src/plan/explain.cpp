@@ -3,13 +3,39 @@
 #include <algorithm>
 #include <bit>
 #include <format>
+#include <mutex>
 #include <vector>
 
 #include "tessel/plan/cache.hpp"
 #include "tessel/plan/passes.hpp"
 #include "tessel/plan/cost_analysis.hpp"
+#include "tessel/plan/placement_note.hpp"
 
 namespace tessel::plan {
+namespace {
+
+struct PlacementNote {
+  std::mutex mutex;
+  std::string text;
+};
+PlacementNote& placement() {
+  static PlacementNote note;
+  return note;
+}
+
+}  // namespace
+
+void set_placement_note(std::string note) {
+  auto& p = placement();
+  std::lock_guard lock(p.mutex);
+  p.text = std::move(note);
+}
+
+std::string placement_note() {
+  auto& p = placement();
+  std::lock_guard lock(p.mutex);
+  return p.text;
+}
 
 std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
   std::string s = "(";
@@ -46,7 +72,9 @@ std::string to_string(Plan const& plan) {
   std::string s;
   for (auto const& step : plan.steps) s += step.text + "\n";
   if (plan.steps.empty()) return s + "(nothing to run: the result is an input)\n";
-  return s + cost_analysis_text(plan) + "cost model: " + plan.priced_by + "\n";
+  s += cost_analysis_text(plan) + "cost model: " + plan.priced_by + "\n";
+  if (std::string where = placement_note(); !where.empty()) s += "devices: " + where + "\n";
+  return s;
 }
 
 namespace {
@@ -104,9 +132,11 @@ std::string to_json(Plan const& plan) {
   }
   s += plan.steps.empty() ? "]" : "\n]";
   // The whole program's, as JAX's compiled.cost_analysis() sums it (per device).
-  return s + std::format(",\n \"cost_analysis\": {{\"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}, "
-                         "\"bytes_accessed\": {}, \"estimate_us\": {}}}}}\n",
-                         flops, read, written, read + written, us);
+  s += std::format(",\n \"cost_analysis\": {{\"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}, "
+                   "\"bytes_accessed\": {}, \"estimate_us\": {}}}",
+                   flops, read, written, read + written, us);
+  if (std::string where = placement_note(); !where.empty()) s += ",\n \"devices\": " + json_string(where);
+  return s + "}\n";
 }
 
 namespace {

@@ -100,8 +100,9 @@ void launch_items(Exec const& exec, Tables const& tables, int num_tasks, std::in
 
 template <class T, class Exec, class S>
 Kokkos::View<T*, typename Exec::memory_space> table(Exec const& exec, std::span<S const> v) {
-  Kokkos::View<T*, typename Exec::memory_space> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessel::copy_tasks"),
-                                                  v.size());
+  // (on the instance's unit: its GPU, where devices are spread over several)
+  Kokkos::View<T*, typename Exec::memory_space> d(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tessel::copy_tasks"), v.size());
   auto h = Kokkos::create_mirror_view(d);
   for (std::size_t i = 0; i < v.size(); ++i) h(i) = T{v[i]};
   Kokkos::deep_copy(exec, d, h);

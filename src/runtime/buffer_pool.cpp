@@ -31,7 +31,7 @@ std::size_t rounded(std::size_t bytes) {
 
 struct Pool {
   std::mutex mutex;
-  std::multimap<std::size_t, void*> free;
+  std::multimap<std::pair<int, std::size_t>, void*> free;  // by unit, then size
   std::vector<std::shared_ptr<std::byte>> until_fence;  // release_after_fence's
   std::size_t cached = 0;
   std::size_t limit = limit_from_environment();
@@ -44,47 +44,46 @@ Pool& pool() {
   return *p;
 }
 
-void* raw_allocate(std::size_t size) { return backend::allocate_device_bytes(size); }
-void raw_free(void* memory) { backend::free_device_bytes(memory); }
-
-void give_back(void* memory, std::size_t size) {
+void give_back(int unit, void* memory, std::size_t size) {
   auto& p = pool();
   {
     std::lock_guard lock(p.mutex);
     if (Kokkos::is_initialized() && p.cached + size <= p.limit) {
       check_pool_order(size);
-      p.free.emplace(size, memory);
+      p.free.emplace(std::pair{unit, size}, memory);
       p.cached += size;
       return;
     }
   }
-  raw_free(memory);
+  backend::free_device_bytes(unit, memory, size);
 }
 
 }  // namespace
 
-std::shared_ptr<std::byte> acquire_device_memory(std::size_t bytes) {
+std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::size_t bytes) {
   std::size_t size = rounded(bytes == 0 ? 1 : bytes);
+  int const unit = backend::unit_of(where);
   void* memory = nullptr;
   {
     auto& p = pool();
     std::lock_guard lock(p.mutex);
-    if (auto it = p.free.find(size); it != p.free.end()) {
+    if (auto it = p.free.find(std::pair{unit, size}); it != p.free.end()) {
       memory = it->second;
       p.cached -= size;
       p.free.erase(it);
     }
   }
-  if (memory == nullptr) memory = raw_allocate(size);
+  if (memory == nullptr) memory = backend::allocate_device_bytes(where, size);
   if (memory == nullptr) {
     release_pooled_memory();  // what the pool keeps may be what is missing, as a BFC allocator retries
-    memory = raw_allocate(size);
+    memory = backend::allocate_device_bytes(where, size);
   }
   if (memory == nullptr)
-    throw OutOfMemory(std::format("out of device memory: could not allocate {} bytes ({:.3g} GiB)", size,
-                                  static_cast<double>(size) / (1 << 30)),
+    throw OutOfMemory(std::format("out of device memory: could not allocate {} bytes ({:.3g} GiB) on {}", size,
+                                  static_cast<double>(size) / (1 << 30), backend::unit_name(unit)),
                       size);
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [size](std::byte* m) { give_back(m, size); });
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory),
+                                    [unit, size](std::byte* m) { give_back(unit, m, size); });
 }
 
 void release_after_fence(std::shared_ptr<std::byte> memory) {
@@ -107,7 +106,7 @@ void release_pooled_memory() {
   release_fenced_memory();
   auto& p = pool();
   std::lock_guard lock(p.mutex);
-  for (auto& [size, memory] : p.free) raw_free(memory);
+  for (auto& [key, memory] : p.free) backend::free_device_bytes(key.first, memory, key.second);
   p.free.clear();
   p.cached = 0;
 }

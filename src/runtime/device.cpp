@@ -9,7 +9,9 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
+#include "tessel/plan/placement_note.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/device_placement.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
@@ -76,8 +78,10 @@ bool is_local_device(int id) {
 }
 
 bool shares_memory(int a, int b) {
-  // Every device of a process allocates in the backend's one memory space (MemSpace).
-  return is_local_device(a) && is_local_device(b);
+  // Devices of this process on one unit allocate in its memory (one host, or one GPU split into
+  // logical devices); devices on two GPUs read each other's memory, but do not share buffers.
+  return is_local_device(a) && is_local_device(b) &&
+         backend::unit_of(device(a).exec) == backend::unit_of(device(b).exec);
 }
 
 Device const& device(int id) {
@@ -106,11 +110,19 @@ Device const& device(int id) {
                   "read or computed with");
     if (!Kokkos::is_initialized())
       throw Error("tessel devices used before initialization: create a tessel::ScopeGuard first");
-    auto instances = backend::make_device_instances(local);
+    auto const offered = backend::available_units();
+    auto units = detail::place_devices(local, std::getenv("TESSEL_GPUS"), offered.first, offered.count, platform_name());
+    auto instances = backend::make_device_instances(units);
     for (int i = 0; i < local; ++i) r.devices.push_back(Device{first + i, instances[static_cast<std::size_t>(i)]});
     r.built.store(r.devices.data(), std::memory_order_release);
+    plan::set_placement_note(detail::describe_placement(units, first, backend::unit_name));
   }
   return r.devices[static_cast<std::size_t>(id - first)];
+}
+
+std::string device_placement() {
+  (void)device(distributed::process_index() * local_device_count());  // makes the devices
+  return plan::placement_note();
 }
 
 void fence_all_devices() {
@@ -119,15 +131,28 @@ void fence_all_devices() {
 }
 
 // Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
+// The devices are made at start-up, so that a placement the machine cannot give fails here.
+void ScopeGuard::start() {
+  detail::install_pool_order_check();
+  try {
+    (void)device_placement();
+  } catch (...) {
+    if (owns_kokkos_) {
+      Kokkos::finalize();
+      distributed::finalize();
+    }
+    throw;
+  }
+}
 ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {
   if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize();
-  detail::install_pool_order_check();
+  start();
 }
 ScopeGuard::ScopeGuard(int& argc, char* argv[]) : owns_kokkos_(!Kokkos::is_initialized()) {
   if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize(argc, argv);
-  detail::install_pool_order_check();
+  start();
 }
 ScopeGuard::~ScopeGuard() {
   {

@@ -206,8 +206,9 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
       zeroed = true;
       continue;
     }
+    auto const& exec = device(out.shards[pos].device).exec;
     if (out.dtype != dtype_of<Out>) {
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(batch * m * n) * sizeof(Out));
+      auto tmp = acquire_device_memory(exec, static_cast<std::size_t>(batch * m * n) * sizeof(Out));
       c = reinterpret_cast<Out*>(tmp.get());
       roundings.push_back({c, out.shards[pos].bytes.data(), batch * m * n, out.shards[pos].device});
       temporaries.push_back(std::move(tmp));
@@ -218,14 +219,13 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     auto const rhs_strided = strided_operand(rs, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
     MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
     MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
-    auto const& exec = device(out.shards[pos].device).exec;
     // An operand in GEMM order and type: read in place, or permuted and/or converted into a
     // temporary (a strided operand of another dtype keeps its layout).
     auto operand = [&](TensorImpl const& t, Shape const& shape, Order const& order, bool strided) -> In const* {
       std::byte const* data = t.shards[pos].bytes.data();
       bool const reorder = !strided && !identity(order);
       if (t.dtype == dtype_of<In> && !reorder) return reinterpret_cast<In const*>(data);
-      auto tmp = acquire_device_memory(static_cast<std::size_t>(shape.num_elements()) * sizeof(In));
+      auto tmp = acquire_device_memory(exec, static_cast<std::size_t>(shape.num_elements()) * sizeof(In));
       auto* dst = reinterpret_cast<In*>(tmp.get());
       if constexpr (std::is_same_v<In, T>) {
         visit(t.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -128,13 +129,21 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     throw Error(std::format("tessel: internal error: {} buffer owners for {} shards", owner.size(),
                             mesh.device_ids().size()));
   t->shards.reserve(static_cast<std::size_t>(mesh.num_devices()));
-  // This process's shards share one block of the pool (every device of a process allocates in the
-  // same memory space, runtime/device.hpp), each at an offset aligned as Kokkos aligns: one pool
-  // look-up and one owner per tensor instead of one per shard.
+  // This process's shards on one unit (one host, or one GPU: runtime/device_placement.hpp) share
+  // one block of the pool, each at an offset aligned as Kokkos aligns: one pool look-up and one
+  // owner per tensor and unit instead of one per shard.
   constexpr std::size_t align = 256;
+  struct Block {
+    ExecSpace const* exec;  // (a device's instance on the unit: where the block is allocated)
+    int unit;
+    std::size_t total = 0;
+    std::shared_ptr<std::byte> memory;
+  };
+  std::vector<Block> blocks;
   std::size_t total = 0, largest = 0;
-  std::vector<std::size_t> offsets;
+  std::vector<std::size_t> offsets, block_of;
   offsets.reserve(mesh.device_ids().size());
+  block_of.reserve(mesh.device_ids().size());
   for (std::size_t position = 0; position < mesh.device_ids().size(); ++position) {
     int const id = mesh.device_ids()[position];
     int const flat = static_cast<int>(position);
@@ -143,12 +152,17 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
       if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
       t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr, false});
       offsets.push_back(0);
+      block_of.push_back(0);
       continue;
     }
-    device(id);  // fails clearly for a mesh built before the device count shrank
+    ExecSpace const& exec = device(id).exec;  // fails clearly for a mesh built before the device count shrank
+    int const unit = backend::unit_of(exec);
+    auto block = std::find_if(blocks.begin(), blocks.end(), [unit](Block const& b) { return b.unit == unit; });
+    if (block == blocks.end()) block = blocks.insert(blocks.end(), Block{&exec, unit});
     std::size_t const bytes = static_cast<std::size_t>(index.num_elements()) * size_of(dtype);
     t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr});
-    offsets.push_back(total);
+    offsets.push_back(block->total);
+    block_of.push_back(static_cast<std::size_t>(block - blocks.begin()));
     if (!owner.empty() && owner[position] != position) {
       std::size_t const o = owner[position];
       if (o > position || !t->shards[o].addressable || !(t->shards[o].index == index) ||
@@ -156,12 +170,13 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
         throw Error(std::format("tessel: internal error: shard {} cannot share shard {}'s buffer", position, o));
       continue;  // shares its owner's buffer
     }
-    total += (bytes + align - 1) / align * align;
+    std::size_t const aligned = (bytes + align - 1) / align * align;
+    block->total += aligned;
+    total += aligned;
     largest = std::max(largest, bytes);
   }
-  std::shared_ptr<std::byte> memory;
   try {
-    memory = acquire_device_memory(total);
+    for (Block& b : blocks) b.memory = acquire_device_memory(*b.exec, b.total);
   } catch (OutOfMemory const& e) {
     auto local = local_positions(*t);
     auto buffers = static_cast<std::size_t>(std::count_if(local.begin(), local.end(), [&](std::size_t pos) {
@@ -186,6 +201,7 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
       continue;
     }
     std::size_t const bytes = static_cast<std::size_t>(s.index.num_elements()) * size_of(dtype);
+    auto const& memory = blocks[block_of[pos]].memory;
     s.memory = std::shared_ptr<std::byte>(memory, memory.get() + offsets[pos]);  // shares the block's owner
     s.bytes = ByteView(s.memory.get(), bytes);
   }

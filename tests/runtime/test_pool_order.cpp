@@ -17,7 +17,7 @@ void write_ones(float* p, std::int64_t n) {
 }  // namespace
 
 TEST_CASE("a buffer given back before a fence is reported by the pool order check", "[.pool_order_hazard]") {
-  auto buffer = detail::acquire_device_memory(4096);
+  auto buffer = detail::acquire_device_memory(device(0).exec, 4096);
   write_ones(reinterpret_cast<float*>(buffer.get()), 1024);
   buffer.reset();  // back to the pool with no fence: reported, and the process stops
 }
@@ -25,7 +25,7 @@ TEST_CASE("a buffer given back before a fence is reported by the pool order chec
 TEST_CASE("a buffer kept until the fence goes back to the pool at the fence", "[runtime][pool_order]") {
   fence_all_devices();
   detail::release_pooled_memory();
-  auto buffer = detail::acquire_device_memory(4096);
+  auto buffer = detail::acquire_device_memory(device(0).exec, 4096);
   write_ones(reinterpret_cast<float*>(buffer.get()), 1024);
   detail::release_after_fence(std::move(buffer));
   CHECK(detail::pooled_bytes() == 0);  // kept: the kernel may still write it

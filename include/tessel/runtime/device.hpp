@@ -24,8 +24,9 @@ struct Device {
 Device const& device(int id);
 // Whether this process holds the device (runtime/distributed.hpp).
 bool is_local_device(int id);
-// Whether two devices allocate in one memory, so that a block one writes the other can read in
-// place: two devices of this process (one host, or one GPU split into logical devices).
+// Whether two devices allocate in one memory, so that replicas can share one buffer: two devices
+// of this process on one unit (one host, or one GPU split into logical devices;
+// runtime/device_placement.hpp).
 bool shares_memory(int a, int b);
 // Waits for every device's queued work.
 void fence_all_devices();
@@ -43,6 +44,7 @@ class ScopeGuard {
   ScopeGuard& operator=(ScopeGuard const&) = delete;
 
  private:
+  void start();
   bool owns_kokkos_;
 };
 

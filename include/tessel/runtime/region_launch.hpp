@@ -54,7 +54,7 @@ void launch_reduce(ExecSpace const& exec, char const* label, Ev const& ev, V* ou
     // count or backend (a Kokkos parallel_reduce joins in the order its threads finish).
     Space s = space;
     std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
-    auto partial = acquire_device_memory(static_cast<std::size_t>(outputs * runs) * sizeof(C));
+    auto partial = acquire_device_memory(exec, static_cast<std::size_t>(outputs * runs) * sizeof(C));
     C* p = reinterpret_cast<C*>(partial.get());
     for_each_index(
         exec, label, outputs * runs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t i) {

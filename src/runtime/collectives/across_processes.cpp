@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <format>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -79,19 +80,24 @@ struct GroupProcesses {
 // Receive buffers kept from call to call: allocating (and first touching) tens of MB per call
 // would cost as much as moving them. Never cleared: only the regions received are read. Device
 // memory, as the members' buffers: the combine and the copies that read them are device kernels.
-std::byte* scratch(std::size_t slot, std::size_t bytes) {
+// On the unit of `device`, whose kernels read it.
+std::byte* scratch(int device, std::size_t slot, std::size_t bytes) {
   struct Free {
-    void operator()(std::byte* p) const noexcept { backend::free_device_bytes(p); }
+    int unit;
+    std::size_t bytes;
+    void operator()(std::byte* p) const noexcept { backend::free_device_bytes(unit, p, bytes); }
   };
   struct Buffer {
-    std::unique_ptr<std::byte, Free> data;
+    std::unique_ptr<std::byte, Free> data{nullptr, Free{0, 0}};
     std::size_t bytes = 0;
   };
-  static std::vector<Buffer> buffers;
-  if (buffers.size() <= slot) buffers.resize(slot + 1);
-  auto& b = buffers[slot];
+  static std::map<std::pair<int, std::size_t>, Buffer> buffers;  // by unit and slot
+  ExecSpace const& exec = tessel::device(device).exec;
+  int const unit = backend::unit_of(exec);
+  auto& b = buffers[{unit, slot}];
   if (b.bytes < bytes) {
-    b.data.reset(static_cast<std::byte*>(backend::allocate_device_bytes(bytes)));
+    b.data = std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(backend::allocate_device_bytes(exec, bytes)),
+                                              Free{unit, bytes});
     if (!b.data)
       throw OutOfMemory(std::format("a collective across processes could not allocate a {} byte receive buffer", bytes),
                         bytes);
@@ -173,7 +179,7 @@ class AcrossProcesses final : public Collectives {
     // The result lands in the first local output (or, with none, in a buffer that is dropped).
     GroupMember const* first = spread.first_output(group);
     int const here = group[spread.local[0]].device;
-    std::byte* receiving = first ? first->out : scratch(group.size(), static_cast<std::size_t>(count) * element);
+    std::byte* receiving = first ? first->out : scratch(here, group.size(), static_cast<std::size_t>(count) * element);
     fence_all_devices();  // the inputs are complete
     // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
     std::vector<GroupMember> part(group.size());
@@ -185,7 +191,7 @@ class AcrossProcesses final : public Collectives {
             if (c != mine) transfer.send(processes[c], group[k].in, flat, chunk(c));
           part[k] = GroupMember{group[k].device, group[k].in + static_cast<std::size_t>(begin) * element, nullptr};
         } else {
-          std::byte* buffer = scratch(k, static_cast<std::size_t>(length) * element);
+          std::byte* buffer = scratch(here, k, static_cast<std::size_t>(length) * element);
           transfer.receive(process_of(group[k]), buffer, own, own);
           part[k] = GroupMember{here, buffer, nullptr};
         }
@@ -228,7 +234,7 @@ class AcrossProcesses final : public Collectives {
     // process's members are received (and read); the rest is never touched.
     std::vector<GroupMember> staged(group.begin(), group.end());
     for (std::size_t j = 0; j < group.size(); ++j)
-      if (process_of(group[j]) != spread.me) staged[j] = GroupMember{here, scratch(j, bytes_of(held, element)), nullptr};
+      if (process_of(group[j]) != spread.me) staged[j] = GroupMember{here, scratch(here, j, bytes_of(held, element)), nullptr};
     {
       BoxTransfer transfer(spread.processes, element, "a reduce-scatter across processes");
       for (std::size_t j = 0; j < group.size(); ++j) {
@@ -257,8 +263,8 @@ class AcrossProcesses final : public Collectives {
     std::size_t const element = size_of(dtype);
     GroupMember const* first = spread.first_output(group);
     // Remote pieces land in the first local output (or, with none, in a buffer that is dropped).
-    std::byte* receiving = first ? first->out : scratch(0, bytes_of(whole, element));
     int const first_device = first ? first->device : group[spread.local[0]].device;
+    std::byte* receiving = first ? first->out : scratch(first_device, 0, bytes_of(whole, element));
     std::size_t const written = bytes_of(whole, element) * spread.local.size();
     fence_all_devices();
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
@@ -402,7 +408,7 @@ class AcrossProcesses final : public Collectives {
 
   // Member k's output, or (for a local member without one) a buffer whose contents are dropped.
   static std::byte* out_of(std::span<GroupMember const> group, std::size_t k, Box const& box, std::size_t element) {
-    return group[k].out ? group[k].out : scratch(k, bytes_of(box, element));
+    return group[k].out ? group[k].out : scratch(group[k].device, k, bytes_of(box, element));
   }
 
   // Every local output other than `first` a copy of it (all hold `box`).

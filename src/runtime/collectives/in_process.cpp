@@ -1,6 +1,7 @@
 // In-process collectives: every logical device's memory is addressable from every device's
-// execution space (one host, or one GPU split into logical devices), so a collective is a set of
-// kernels that read and write members' buffers directly. Members are combined in a fixed order, so
+// execution space (one host, one GPU split into logical devices, or GPUs that are peers:
+// runtime/device_placement.hpp), so a collective is a set of kernels that read and write members'
+// buffers directly. Members are combined in a fixed order, so
 // results are deterministic and independent of timing.
 //
 // Each collective moves the least data it can: every input element is read once per output box

@@ -144,7 +144,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
               exchange.wait();
               // Into the device's memory, where the kernel reads it.
               auto const& exec = device(cur.device).exec;
-              auto carried = acquire_device_memory(last.size() * sizeof(T));
+              auto carried = acquire_device_memory(exec, last.size() * sizeof(T));
               Kokkos::deep_copy(exec, ByteView(carried.get(), last.size() * sizeof(T)),
                                 Kokkos::View<std::byte const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                                     reinterpret_cast<std::byte const*>(last.data()), last.size() * sizeof(T)));
