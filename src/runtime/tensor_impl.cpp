@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/core/fixed_vector.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
@@ -110,6 +111,9 @@ std::vector<std::size_t> local_positions(TensorImpl const& t) {
 }
 
 namespace {
+struct UnitsOfATensor {  // (a FixedVector's capacity message)
+  static constexpr char const* what = "units (GPUs) holding one tensor's shards in a process";
+};
 // "0, 1, 2" (the devices at these mesh positions), for messages.
 std::string device_list(TensorImpl const& t, std::vector<std::size_t> const& positions) {
   std::string s;
@@ -139,11 +143,13 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     std::size_t total = 0;
     std::shared_ptr<std::byte> memory;
   };
-  std::vector<Block> blocks;
+  FixedVector<Block, 64, UnitsOfATensor> blocks;  // (on the stack: a small tensor's allocation costs no more)
+  struct Place {
+    std::size_t block = 0, offset = 0;
+  };
   std::size_t total = 0, largest = 0;
-  std::vector<std::size_t> offsets, block_of;
-  offsets.reserve(mesh.device_ids().size());
-  block_of.reserve(mesh.device_ids().size());
+  std::vector<Place> places;
+  places.reserve(mesh.device_ids().size());
   for (std::size_t position = 0; position < mesh.device_ids().size(); ++position) {
     int const id = mesh.device_ids()[position];
     int const flat = static_cast<int>(position);
@@ -151,18 +157,19 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     if (!is_local_device(id)) {
       if (id < 0 || id >= device_count()) (void)device(id);  // throws: no such device
       t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr, false});
-      offsets.push_back(0);
-      block_of.push_back(0);
+      places.push_back({});
       continue;
     }
     ExecSpace const& exec = device(id).exec;  // fails clearly for a mesh built before the device count shrank
     int const unit = backend::unit_of(exec);
     auto block = std::find_if(blocks.begin(), blocks.end(), [unit](Block const& b) { return b.unit == unit; });
-    if (block == blocks.end()) block = blocks.insert(blocks.end(), Block{&exec, unit});
+    if (block == blocks.end()) {
+      blocks.push_back(Block{&exec, unit, 0, nullptr});
+      block = blocks.end() - 1;
+    }
     std::size_t const bytes = static_cast<std::size_t>(index.num_elements()) * size_of(dtype);
     t->shards.push_back(ShardBuffer{id, index, ByteView(), nullptr});
-    offsets.push_back(block->total);
-    block_of.push_back(static_cast<std::size_t>(block - blocks.begin()));
+    places.push_back({static_cast<std::size_t>(block - blocks.begin()), block->total});
     if (!owner.empty() && owner[position] != position) {
       std::size_t const o = owner[position];
       if (o > position || !t->shards[o].addressable || !(t->shards[o].index == index) ||
@@ -201,8 +208,8 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
       continue;
     }
     std::size_t const bytes = static_cast<std::size_t>(s.index.num_elements()) * size_of(dtype);
-    auto const& memory = blocks[block_of[pos]].memory;
-    s.memory = std::shared_ptr<std::byte>(memory, memory.get() + offsets[pos]);  // shares the block's owner
+    auto const& memory = blocks[places[pos].block].memory;
+    s.memory = std::shared_ptr<std::byte>(memory, memory.get() + places[pos].offset);  // shares the block's owner
     s.bytes = ByteView(s.memory.get(), bytes);
   }
   return t;
