@@ -130,7 +130,6 @@ void fence_all_devices() {
   detail::release_fenced_memory();
 }
 
-// Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
 // The devices are made at start-up, so that a placement the machine cannot give fails here.
 void ScopeGuard::start() {
   detail::install_pool_order_check();
@@ -144,6 +143,7 @@ void ScopeGuard::start() {
     throw;
   }
 }
+// Under mpirun or srun, the process model starts first (MPI before Kokkos, as Kokkos asks).
 ScopeGuard::ScopeGuard() : owns_kokkos_(!Kokkos::is_initialized()) {
   if (distributed::launched_by_mpi()) distributed::initialize();
   if (owns_kokkos_) Kokkos::initialize();
