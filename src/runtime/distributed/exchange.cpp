@@ -16,12 +16,12 @@
 namespace tessel::distributed {
 namespace {
 
+#if TESSEL_ENABLE_MPI
 // One tag for every exchange: messages between two processes match in posting order.
 constexpr int exchange_tag = 0x7e55;
 // MPI counts are ints: a buffer goes as messages of at most 1 GiB.
 constexpr std::size_t max_message = std::size_t{1} << 30;
 
-#if TESSEL_ENABLE_MPI
 long& exchange_sequence() {
   static long n = 0;
   return n;
