@@ -31,12 +31,6 @@ std::vector<std::int64_t> uneven_sizes(std::int64_t k) {
   return out;
 }
 
-std::int64_t devices_of(Mesh const& mesh, DimSpec const& dim) {
-  std::int64_t n = 1;
-  for (auto const& name : dim.axes()) n *= mesh.axes().size(*mesh.axes().find(name));
-  return n;
-}
-
 // A rank-2 case: a mesh, a spec and a shape that spec splits unevenly (or not at all, for size 1
 // over one device).
 struct Case {

@@ -303,7 +303,11 @@ TEST_CASE("bfloat16 and float16 dots: float sums rounded once; preferred_element
   for (float v : preferred_host) want.push_back(bfloat16(v).bits);
   Tensor<bfloat16> one = matmul(a, b);
   CHECK(bits(one.to_host()) == want);
-  CHECK_THAT(explain(matmul(a, b)), Catch::Matchers::ContainsSubstring("BLAS sgemm per device"));
+  // The plan names the GEMM local_dot runs: 16-bit operands of one dtype sum in float32 on every
+  // backend (a 16-bit unit, or sgemm of the widened operands); mixed operands go to sgemm.
+  CHECK_THAT(explain(matmul(a, b)), Catch::Matchers::ContainsSubstring("bfloat16 GEMM (float32 sums) per device"));
+  CHECK_THAT(explain(matmul(ah, bh)), Catch::Matchers::ContainsSubstring("float16 GEMM (float32 sums) per device"));
+  CHECK_THAT(explain(matmul(a, b32)), Catch::Matchers::ContainsSubstring("BLAS sgemm per device"));
   Tensor<float> preferred_f16 = matmul(ah, bh, preferred_element_type<float>);
   require_close(preferred_f16.to_host(), Tensor<float>(matmul(astype<float>(ah), astype<float>(bh))).to_host());
   std::vector<std::uint16_t> want_f16;

@@ -3,6 +3,8 @@
 // with a BLAS GEMM, and sharded contracting dimensions leave partial sums for a collective.
 #include <algorithm>
 #include <format>
+#include <string>
+#include <string_view>
 
 #include "tessel/plan/detail/planner.hpp"
 
@@ -21,6 +23,17 @@ struct DotChoice {
   AxisList contract_axes;
   double cost;
 };
+
+// What multiplies each device's blocks, as the runtime's local_dot picks it: a float64 result
+// takes dgemm; two operands of one 16-bit float dtype take a 16-bit GEMM that sums in float32 (the
+// backend's, or sgemm of the widened operands where it has none: the plan does not depend on the
+// machine); anything else, sgemm of float32 operands.
+constexpr std::string gemm_text(GraphNode const& lhs, GraphNode const& rhs, GraphNode const& out) {
+  std::string_view const l = lhs.dtype, r = rhs.dtype;
+  if (out.dtype_bytes == 8) return "BLAS dgemm";
+  if (l == r && (l == "bfloat16" || l == "float16")) return std::string(l) + " GEMM (float32 sums)";
+  return "BLAS sgemm";
+}
 
 constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
   GraphNode const& n = p.node(i);
@@ -158,9 +171,9 @@ class DotRules final : public OpRules {
     auto const& sh = *s.at(i).partial;
     std::string blocks = std::is_constant_evaluated() ? std::string() : block_shapes_text(sh, n.shape);
     s.add(StepKind::kernel, i, sh.mesh().num_devices(),
-          TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: BLAS {}gemm per device, local result {}",
-                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(), n.dtype_bytes == 8 ? "d" : "s",
-                      blocks),
+          TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: {} per device, local result {}",
+                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(),
+                      gemm_text(s.node(n.children[0]), s.node(n.children[1]), n), blocks),
           {"gemm", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "dot_general contracting sharded dimensions");
     s.result_reshard(i);
