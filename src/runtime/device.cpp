@@ -15,6 +15,7 @@
 #include "tessel/runtime/pool_order_check.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
+#include "positive_count.hpp"
 
 namespace tessel {
 namespace {
@@ -38,11 +39,8 @@ Registry& registry() {
 int count_from_environment() {
   char const* env = std::getenv("TESSEL_NUM_DEVICES");
   if (env == nullptr || *env == '\0') return 1;
-  char* end = nullptr;
-  long n = std::strtol(env, &end, 10);
-  if (*end != '\0' || n < 1 || n > 65536)
-    throw Error(std::format("TESSEL_NUM_DEVICES='{}' is not a device count between 1 and 65536", env));
-  return static_cast<int>(n);
+  if (auto n = detail::positive_count(env)) return *n;
+  throw Error(std::format("TESSEL_NUM_DEVICES='{}' is not a device count between 1 and 65536", env));
 }
 
 }  // namespace

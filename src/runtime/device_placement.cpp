@@ -1,12 +1,12 @@
 #include "tessel/runtime/device_placement.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <format>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
+#include "positive_count.hpp"
 
 namespace tessel {
 namespace detail {
@@ -16,11 +16,8 @@ namespace {
 int requested_units(char const* gpus, int offered, int devices) {
   if (gpus == nullptr || *gpus == '\0') return 1;
   if (std::string_view(gpus) == "all") return std::min(offered, devices);
-  char* end = nullptr;
-  long n = std::strtol(gpus, &end, 10);
-  if (*end != '\0' || n < 1 || n > 65536)
-    throw Error(std::format("TESSEL_GPUS='{}' is not a GPU count: give a number from 1, or 'all'", gpus));
-  return static_cast<int>(n);
+  if (auto n = positive_count(gpus)) return *n;
+  throw Error(std::format("TESSEL_GPUS='{}' is not a GPU count: give a number from 1, or 'all'", gpus));
 }
 
 }  // namespace
