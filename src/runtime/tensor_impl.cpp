@@ -147,7 +147,7 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   struct Place {
     std::size_t block = 0, offset = 0;
   };
-  std::size_t total = 0, largest = 0;
+  std::size_t largest = 0;
   std::vector<Place> places;
   places.reserve(mesh.device_ids().size());
   for (std::size_t position = 0; position < mesh.device_ids().size(); ++position) {
@@ -179,12 +179,13 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     }
     std::size_t const aligned = (bytes + align - 1) / align * align;
     block->total += aligned;
-    total += aligned;
     largest = std::max(largest, bytes);
   }
   try {
     for (Block& b : blocks) b.memory = acquire_device_memory(*b.exec, b.total);
   } catch (OutOfMemory const& e) {
+    std::size_t total = 0;
+    for (Block const& b : blocks) total += b.total;
     auto local = local_positions(*t);
     auto buffers = static_cast<std::size_t>(std::count_if(local.begin(), local.end(), [&](std::size_t pos) {
       return owner.empty() || owner[pos] == pos;
