@@ -6,7 +6,6 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/launch.hpp"
-#include "tessel/runtime/pool_order_check.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -91,10 +90,10 @@ KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::
 }
 
 template <class W, class Exec, class Tables>
-void launch_items(Exec const& exec, Tables const& tables, int num_tasks, std::int64_t items, std::int64_t elements,
-                  bool stream) {
-  for_each_index(
-      exec, kernel_label("tessel::copy"), items, elements,
+void launch_items(Exec const& exec, char const* label, Tables const& tables, int num_tasks, std::int64_t items,
+                  std::int64_t elements, bool stream) {
+  for_each_index_now(
+      exec, label, items, elements,
       KOKKOS_LAMBDA(std::int64_t item) { copy_item<W>(tables, num_tasks, item, stream); });
 }
 
@@ -111,7 +110,7 @@ Kokkos::View<T*, typename Exec::memory_space> table(Exec const& exec, std::span<
 }
 
 template <class W, class Exec>
-void launch_words(Exec const& exec, CopyBatch const& batch) {
+void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
   auto tasks = batch.tasks();
   auto dsts = batch.destinations();
   std::int64_t elements = 0;  // written, all destinations together
@@ -122,19 +121,19 @@ void launch_words(Exec const& exec, CopyBatch const& batch) {
     InlineTables t{};
     std::copy(tasks.begin(), tasks.end(), t.task);
     std::copy(dsts.begin(), dsts.end(), t.dst);
-    launch_items<W>(exec, t, n, batch.items(), elements, stream);
+    launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
   } else {
     ViewTables<typename Exec::memory_space> t{table<Task>(exec, tasks), table<DstPtr>(exec, dsts)};
-    launch_items<W>(exec, t, n, batch.items(), elements, stream);
+    launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
   }
 }
 
 template <class Exec>
-void launch_batch(Exec const& exec, CopyBatch const& batch, std::size_t element_size) {
-  if (element_size == 8) launch_words<std::uint64_t>(exec, batch);
-  else if (element_size == 4) launch_words<std::uint32_t>(exec, batch);
-  else if (element_size == 2) launch_words<std::uint16_t>(exec, batch);
-  else if (element_size == 1) launch_words<std::uint8_t>(exec, batch);
+void launch_batch(Exec const& exec, char const* label, CopyBatch const& batch, std::size_t element_size) {
+  if (element_size == 8) launch_words<std::uint64_t>(exec, label, batch);
+  else if (element_size == 4) launch_words<std::uint32_t>(exec, label, batch);
+  else if (element_size == 2) launch_words<std::uint16_t>(exec, label, batch);
+  else if (element_size == 1) launch_words<std::uint8_t>(exec, label, batch);
   else Kokkos::abort("tessel::CopyBatch: element size must be 1, 2, 4 or 8");
 }
 
@@ -165,24 +164,44 @@ void CopyBatch::clear() {
   operation_bytes_ = 0;
 }
 
-void CopyBatch::launch(ExecSpace const& exec, std::size_t element_size) {
-  if (!tasks_.empty()) launch_batch(exec, *this, element_size);
-  clear();
+void CopyBatch::launch(Device const& d, std::size_t element_size) {
+  if (tasks_.empty()) return clear();
+  CopyBatch batch;  // (the queued work keeps the tables; this one starts a new batch)
+  std::swap(batch, *this);
+  host_ = batch.host_;
+  enqueue(d, kernel_label("tessel::copy"), [exec = d.exec, batch = std::move(batch), element_size](char const* name) {
+    launch_batch(exec, name, batch, element_size);
+  });
 }
 
 void CopyBatch::launch_on_host(std::size_t element_size) {
   if (!host_) throw Error("tessel: internal error: CopyBatch::launch_on_host of a batch not made by on_host()");
-  HostWork const host;
-  if (!tasks_.empty()) launch_batch(HostExecSpace(), *this, element_size);
+  if (!tasks_.empty()) launch_batch(HostExecSpace(), kernel_label("tessel::copy"), *this, element_size);
   clear();
 }
 
-void copy_region(ExecSpace const& exec, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
+void copy_region(Device const& d, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
                  Box const& region, std::size_t element_size) {
   CopyBatch batch;
   std::byte* dsts[] = {dst};
   batch.add(src, src_box, dst_box, region, dsts);
-  batch.launch(exec, element_size);
+  batch.launch(d, element_size);
+}
+
+void copy_bytes(Device const& d, std::byte* dst, std::byte const* src, std::size_t n) {
+  if (n == 0) return;
+  enqueue(d, kernel_label("tessel::copy"), [exec = d.exec, dst, src, n](char const*) {
+    Kokkos::deep_copy(exec, Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged>(dst, n),
+                      Kokkos::View<std::byte const*, MemSpace, Kokkos::MemoryUnmanaged>(src, n));
+  });
+}
+
+void fill_bytes(Device const& d, std::byte* dst, std::size_t n, std::byte value) {
+  if (n == 0) return;
+  enqueue(d, kernel_label("tessel::fill"), [exec = d.exec, dst, n, value](char const*) {
+    Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged> view(dst, n);
+    Kokkos::deep_copy(exec, view, value);
+  });
 }
 
 void copy_region_on_host(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,

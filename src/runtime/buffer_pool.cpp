@@ -1,5 +1,6 @@
 #include "tessel/runtime/buffer_pool.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <format>
 #include <new>
@@ -10,7 +11,9 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
+#include "tessel/runtime/stream.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -29,10 +32,27 @@ std::size_t rounded(std::size_t bytes) {
   return (bytes + mib - 1) / mib * mib;
 }
 
+// A free buffer, with the events after which nothing queued before its release uses it.
+struct Free {
+  void* memory;
+  std::vector<Event> last_use;
+};
+
+// An event of every local device's queue now: what a released buffer waits for (work queued so
+// far may still use it). Empty where work is synchronous.
+std::vector<Event> every_queue_now() {
+  std::vector<Event> events;
+  if (!work_is_asynchronous() || !Kokkos::is_initialized()) return events;
+  int const n = local_device_count();
+  int const first = device_count() == n ? 0 : distributed::process_index() * n;
+  events.reserve(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) events.push_back(record_event(device(first + k)));
+  return events;
+}
+
 struct Pool {
   std::mutex mutex;
-  std::multimap<std::pair<int, std::size_t>, void*> free;  // by unit, then size
-  std::vector<std::shared_ptr<std::byte>> until_fence;  // release_after_fence's
+  std::multimap<std::pair<int, std::size_t>, Free> free;  // by unit, then size
   std::size_t cached = 0;
   std::size_t limit = limit_from_environment();
 };
@@ -46,36 +66,53 @@ Pool& pool() {
 
 void give_back(int unit, void* memory, std::size_t size) {
   auto& p = pool();
+  std::vector<Event> last_use = every_queue_now();
   {
     std::lock_guard lock(p.mutex);
     if (Kokkos::is_initialized() && p.cached + size <= p.limit) {
-      check_pool_order(size);
-      p.free.emplace(std::pair{unit, size}, memory);
+      p.free.emplace(std::pair{unit, size}, Free{memory, std::move(last_use)});
       p.cached += size;
       return;
     }
   }
+  if (!last_use.empty()) fence_all_devices();  // (its last users first)
   backend::free_device_bytes(unit, memory, size);
 }
 
+bool skip_waits_for_test = false;
+
 }  // namespace
 
-std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::size_t bytes) {
+std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::size_t bytes,
+                                                 std::span<int const> users) {
   std::size_t size = rounded(bytes == 0 ? 1 : bytes);
   int const unit = backend::unit_of(where);
   void* memory = nullptr;
+  std::vector<Event> last_use;
   {
     auto& p = pool();
     std::lock_guard lock(p.mutex);
     if (auto it = p.free.find(std::pair{unit, size}); it != p.free.end()) {
-      memory = it->second;
+      memory = it->second.memory;
+      last_use = std::move(it->second.last_use);
       p.cached -= size;
       p.free.erase(it);
     }
   }
+  if (!last_use.empty()) {
+    std::vector<int> local;  // (a mesh's devices may be other processes' too)
+    for (int user : users)
+      if (is_local_device(user) && std::find(local.begin(), local.end(), user) == local.end()) local.push_back(user);
+    if (!skip_waits_for_test)
+      for (int user : local)
+        for (Event const& e : last_use) wait_event(device(user), e);  // (its own queue's: none)
+    check_reused(memory, size, local);
+  }
   if (memory == nullptr) memory = backend::allocate_device_bytes(where, size);
   if (memory == nullptr) {
-    release_pooled_memory();  // what the pool keeps may be what is missing, as a BFC allocator retries
+    // What the pool keeps may be what is missing, as a BFC allocator retries (once its last users are done).
+    if (work_is_asynchronous()) fence_all_devices();
+    release_pooled_memory();
     memory = backend::allocate_device_bytes(where, size);
   }
   if (memory == nullptr)
@@ -86,27 +123,17 @@ std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::si
                                     [unit, size](std::byte* m) { give_back(unit, m, size); });
 }
 
-void release_after_fence(std::shared_ptr<std::byte> memory) {
-  auto& p = pool();
-  std::lock_guard lock(p.mutex);
-  p.until_fence.push_back(std::move(memory));
+std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t bytes) {
+  int const users[] = {user.id};
+  return acquire_device_memory(user.exec, bytes, users);
 }
 
-void release_fenced_memory() {
-  std::vector<std::shared_ptr<std::byte>> kept;
-  {
-    auto& p = pool();
-    std::lock_guard lock(p.mutex);
-    kept.swap(p.until_fence);
-  }
-  kept.clear();  // (outside the lock: giving back takes it)
-}
+void skip_pool_waits_for_test(bool skip) { skip_waits_for_test = skip; }
 
 void release_pooled_memory() {
-  release_fenced_memory();
   auto& p = pool();
   std::lock_guard lock(p.mutex);
-  for (auto& [key, memory] : p.free) backend::free_device_bytes(key.first, memory, key.second);
+  for (auto& [key, entry] : p.free) backend::free_device_bytes(key.first, entry.memory, key.second);
   p.free.clear();
   p.cached = 0;
 }

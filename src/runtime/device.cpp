@@ -13,6 +13,7 @@
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device_placement.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
 #include "positive_count.hpp"
@@ -62,6 +63,7 @@ void set_device_count(int n) {
     throw Error(std::format("set_device_count({}): this is one of {} processes, whose device counts were agreed at "
                             "start-up; set TESSEL_NUM_DEVICES for every process instead",
                             n, distributed::process_count()));
+  detail::stop_host_queues();  // (their work done; made again for the new devices)
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   r.built.store(nullptr, std::memory_order_release);
@@ -124,13 +126,38 @@ std::string device_placement() {
 }
 
 void fence_all_devices() {
+  auto& counts = detail::ordering_counts();
+  detail::count(counts.all_fences);
+  if (detail::host_queues_active() && !detail::on_queue_thread()) {
+    int const first = distributed::process_index() * local_device_count();
+    std::vector<int> ids(static_cast<std::size_t>(local_device_count()));
+    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = first + static_cast<int>(k);
+    detail::fence_devices(ids);
+    counts.device_fences.fetch_sub(1, std::memory_order_relaxed);  // (counted as a fence of all)
+  }
   Kokkos::fence("tessel::fence_all_devices");
-  detail::release_fenced_memory();
 }
+
+namespace detail {
+void wait_for_all(std::span<int const> waiters, std::span<int const> on) {
+  if (!work_is_asynchronous()) return;
+  for (int source : on) {
+    bool needed = false;
+    for (int w : waiters) needed = needed || w != source;
+    if (!needed) continue;
+    Event const e = record_event(device(source));
+    for (int w : waiters) wait_event(device(w), e);
+  }
+}
+
+OrderingCounts& ordering_counts() noexcept {
+  static OrderingCounts counts;
+  return counts;
+}
+}  // namespace detail
 
 // The devices are made at start-up, so that a placement the machine cannot give fails here.
 void ScopeGuard::start() {
-  detail::install_pool_order_check();
   try {
     (void)device_placement();
   } catch (...) {
@@ -153,6 +180,7 @@ ScopeGuard::ScopeGuard(int& argc, char* argv[]) : owns_kokkos_(!Kokkos::is_initi
   start();
 }
 ScopeGuard::~ScopeGuard() {
+  detail::stop_host_queues();  // (their work done: it may use the devices)
   {
     auto& r = registry();
     std::lock_guard lock(r.mutex);

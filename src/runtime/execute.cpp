@@ -94,9 +94,9 @@ void divide_shards(TensorImpl const& t, double divisor, char const* label) {
     if (!shard.addressable || !t.owns_buffer(pos)) continue;  // (replicas sharing a buffer: once)
     auto* data = reinterpret_cast<T*>(shard.bytes.data());
     auto n = static_cast<std::int64_t>(shard.bytes.size() / sizeof(T));
-    for_each_index(device(shard.device).exec, label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });
+    for_each_index(device(shard.device), label, n, n, KOKKOS_LAMBDA(std::int64_t i) { data[i] *= scale; });
   }
-  fence_all_devices();
+  wait_for_buffer_writers(t);
 }
 
 void divide_in_place(TensorImpl const& t, double divisor, char const* label) {

@@ -3,6 +3,8 @@
 // allow), multiplied by the backend's BLAS (runtime/backend/gemm_batch.hpp).
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
+#include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/stream.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -110,7 +112,7 @@ struct PermuteGeometry {
 // the compiler vectorizes; one element on GPUs, neighbouring threads on neighbouring elements), and
 // splits its index into coordinates once per run instead of once per element.
 template <class T, class G = T>
-void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order const& order, G* dst) {
+void permute(Device const& dev, T const* src, Shape const& shape, Order const& order, G* dst) {
   std::int64_t const n = shape.num_elements();
   if (n == 0) return;
   PermuteGeometry g{};
@@ -126,8 +128,9 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
   g.run = keeps_inner ? g.extent[rank - 1] : 1;
   g.chunk = g.run < backend::copy_chunk ? g.run : backend::copy_chunk;
   g.chunks = (g.run + g.chunk - 1) / g.chunk;
+  enqueue(dev, kernel_label("tessel::transpose"), [exec = dev.exec, g, n, src, dst](char const* label) {
   Kokkos::parallel_for(
-      kernel_label("tessel::transpose"), Kokkos::RangePolicy<ExecSpace>(exec, 0, n / g.run * g.chunks),
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n / g.run * g.chunks),
       KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t const run = item / g.chunks, begin = (item % g.chunks) * g.chunk;
         std::int64_t const end = begin + g.chunk < g.run ? begin + g.chunk : g.run;
@@ -140,14 +143,17 @@ void permute(ExecSpace const& exec, T const* src, Shape const& shape, Order cons
         T const* from = src + s;
         for (std::int64_t e = begin; e < end; ++e) d[e] = static_cast<G>(static_cast<compute_t<T>>(from[e]));
       });
+  });
 }
 
 // n elements of type From as type To, in place of a GEMM operand or from a GEMM's result.
 template <class From, class To>
-void convert(ExecSpace const& exec, From const* src, std::int64_t n, To* dst) {
-  Kokkos::parallel_for(
-      kernel_label("tessel::convert"), Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(std::int64_t i) { dst[i] = static_cast<To>(static_cast<compute_t<From>>(src[i])); });
+void convert(Device const& dev, From const* src, std::int64_t n, To* dst) {
+  enqueue(dev, kernel_label("tessel::convert"), [exec = dev.exec, src, n, dst](char const* label) {
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(std::int64_t i) { dst[i] = static_cast<To>(static_cast<compute_t<From>>(src[i])); });
+  });
 }
 
 // set_gemm_schedule's choice, else TESSEL_GEMM_SCHEDULE's (read once), else automatic.
@@ -181,8 +187,6 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   };
   std::vector<Rounding> roundings;
   std::int64_t largest = 0;  // multiply-adds of the largest GEMM
-  bool zeroed = false;       // a block of an empty contraction was set to zeros
-  fence_all_devices();       // the operands may still be being written
   for (std::size_t pos : local_positions(out)) {
     Shape const ls = lhs.shard_shape(pos), rs = rhs.shard_shape(pos);
     Order lorder, rorder;
@@ -202,11 +206,11 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     if (batch * m * n == 0) continue;
     auto* c = reinterpret_cast<Out*>(out.shards[pos].bytes.data());
     if (k == 0) {  // an empty contraction (also a device past an uneven contracting end): zeros
-      Kokkos::deep_copy(device(out.shards[pos].device).exec, out.shards[pos].bytes, std::byte{0});
-      zeroed = true;
+      fill_bytes(device(out.shards[pos].device), out.shards[pos].bytes.data(), out.shards[pos].bytes.size(),
+                 std::byte{0});
       continue;
     }
-    auto const& exec = device(out.shards[pos].device).exec;
+    Device const& exec = device(out.shards[pos].device);
     if (out.dtype != dtype_of<Out>) {
       auto tmp = acquire_device_memory(exec, static_cast<std::size_t>(batch * m * n) * sizeof(Out));
       c = reinterpret_cast<Out*>(tmp.get());
@@ -247,16 +251,13 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
                                   lb, out.shards[pos].device});
     largest = std::max(largest, m * n * k);
   }
-  if (!temporaries.empty() || zeroed) fence_all_devices();
   run_gemms(std::span<GemmCall<In, Out> const>(gemms), largest);
   for (auto const& r : roundings)
     visit(out.dtype, [&](auto tag) {
       using S = decltype(tag);
-      convert(device(r.device).exec, r.from, r.n, reinterpret_cast<S*>(r.to));
+      convert(device(r.device), r.from, r.n, reinterpret_cast<S*>(r.to));
     });
-  // The GEMMs (a GPU's BLAS runs on the devices' streams) and roundings read the operands and the
-  // temporaries, which go back to the pool when the step ends.
-  fence_all_devices();
+  // The temporaries go back to the pool with events after the GEMMs and roundings that read them.
 }
 
 // Two operands of 16-bit type H: the GEMM writes an H result itself (rounding its float sums as

@@ -1,6 +1,7 @@
 // The pipeline's run-time pieces (runtime/pipeline.hpp): the schedule's table, per-device row
 // ranges and their concatenation, and the checks of the layout and the microbatch count.
 #include "tessel/runtime/pipeline.hpp"
+#include "tessel/runtime/block_copy.hpp"
 
 #include <format>
 
@@ -51,13 +52,10 @@ ImplPtr block_rows(ImplPtr const& local, std::int64_t start, std::int64_t stop, 
     std::size_t const real = static_cast<std::size_t>((stop - start) * row);
     for (std::size_t pos : local_positions(*t)) {
       auto& dst = t->shards[pos];
-      auto exec = device(dst.device).exec;
-      Kokkos::deep_copy(exec, dst.bytes, std::byte{0});
-      Kokkos::deep_copy(exec, Kokkos::subview(dst.bytes, std::pair<std::size_t, std::size_t>(0, real)),
-                        Kokkos::subview(local->shards[pos].bytes,
-                                        std::pair<std::int64_t, std::int64_t>(start * row, stop * row)));
+      Device const& d = device(dst.device);
+      fill_bytes(d, dst.bytes.data() + real, dst.bytes.size() - real, std::byte{0});
+      copy_bytes(d, dst.bytes.data(), local->shards[pos].bytes.data() + start * row, real);
     }
-    fence_all_devices();
     return t;
   }
   auto t = std::make_shared<TensorImpl>(*local);
@@ -81,13 +79,10 @@ ImplPtr concatenate_block_rows(std::vector<ImplPtr> const& parts) {
     std::size_t offset = 0;
     for (auto const& p : parts) {
       auto const& src = p->shards[pos].bytes;
-      Kokkos::deep_copy(device(dst.device).exec,
-                        Kokkos::subview(dst.bytes, std::pair<std::size_t, std::size_t>(offset, offset + src.size())),
-                        src);
+      copy_bytes(device(dst.device), dst.bytes.data() + offset, src.data(), src.size());
       offset += src.size();
     }
   }
-  fence_all_devices();
   std::uint32_t varying = 0;
   for (auto const& p : parts) varying |= p->varying;
   out->varying = varying;

@@ -1,4 +1,5 @@
 #include "tessel/runtime/random.hpp"
+#include "tessel/runtime/stream.hpp"
 
 #include <format>
 
@@ -33,7 +34,7 @@ struct Geometry {
 // Fills one shard: element e of the shard sits at a global index whose row-major flat position is
 // the counter, so the values do not depend on how the tensor is split.
 template <class T>
-void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& global, Key key, Distribution dist,
+void fill_shard(Device const& dev, T* out, Box const& index, Shape const& global, Key key, Distribution dist,
                 compute_t<T> minval, compute_t<T> maxval) {
   Geometry g{};
   g.rank = global.rank();
@@ -43,8 +44,9 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
     g.start[d] = index[static_cast<std::size_t>(d)].start;
   }
   std::int64_t n = index.num_elements();
+  tessel::detail::enqueue(dev, "tessel::random", [=, exec = dev.exec](char const* label) {
   Kokkos::parallel_for(
-      "tessel::random", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(std::int64_t e) {
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(std::int64_t e) {
         std::int64_t rest = e, flat = 0;
         for (int d = g.rank; d-- > 0;) {
           flat += (g.start[d] + rest % g.local_extent[d]) * g.global_stride[d];
@@ -68,6 +70,7 @@ void fill_shard(ExecSpace const& exec, T* out, Box const& index, Shape const& gl
           result = uniform ? prng::uniform_from_bits(bits, lo, hi) : prng::normal_from_bits(bits);
         }
       });
+  });
 }
 
 }  // namespace
@@ -82,7 +85,7 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
   for (std::size_t pos = 0; pos < t->shards.size(); ++pos) {
     auto& s = t->shards[pos];
     if (!s.addressable || owner[pos] != pos) continue;  // each process draws its own shards, each buffer once
-    auto const& exec = device(s.device).exec;
+    Device const& exec = device(s.device);
     visit(dtype, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!FloatingElement<T>) {
@@ -93,7 +96,7 @@ std::shared_ptr<tessel::detail::TensorImpl> draw(Key key, Shape const& shape, DT
       }
     });
   }
-  fence_all_devices();
+  tessel::detail::wait_for_buffer_writers(*t);
   return t;
 }
 

@@ -2,6 +2,7 @@
 // per-device blocks, results laid out by out_specs after the replication check, axis_index, and
 // the record explain prints.
 #include "tessel/runtime/shard_map.hpp"
+#include "tessel/runtime/stream.hpp"
 
 #include <format>
 #include <string>
@@ -129,11 +130,12 @@ Tensor<std::int32_t> axis_index(AxisNames const& axes) {
     std::int32_t k = 0;
     for (auto a : spec.mesh_axes) k = k * mesh.axes().size(a) + coords[a];
     auto& shard = t->shards[pos];
-    Kokkos::View<std::int32_t*, MemSpace, Kokkos::MemoryUnmanaged> value(reinterpret_cast<std::int32_t*>(shard.bytes.data()),
-                                                                          1);
-    Kokkos::deep_copy(device(shard.device).exec, value, k);
+    Device const& d = device(shard.device);
+    auto* at = reinterpret_cast<std::int32_t*>(shard.bytes.data());
+    tessel::detail::enqueue(d, "tessel::axis_index", [exec = d.exec, at, k](char const*) {
+      Kokkos::deep_copy(exec, Kokkos::View<std::int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(at, 1), k);
+    });
   }
-  fence_all_devices();
   t->varying = spec.split;
   return Tensor<std::int32_t>(std::move(t));
 }

@@ -14,6 +14,7 @@
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/replay_hooks.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "distributed/world.hpp"
 
 namespace tessel::detail {
@@ -35,13 +36,27 @@ std::vector<std::size_t> first_holders(TensorImpl const& t, bool local = false) 
   return first;
 }
 
+// Each replica's device copies the block from the first holder's, after that device's work.
 void copy_replicas(TensorImpl& t, std::vector<std::size_t> const& first) {
-  fence_all_devices();
   for (std::size_t i = 0; i < first.size(); ++i)
-    if (std::size_t const from = first[i]; from != i && t.shards[i].bytes.data() != t.shards[from].bytes.data())
-      Kokkos::deep_copy(device(t.shards[i].device).exec, t.shards[i].bytes, t.shards[from].bytes);
-  fence_all_devices();
+    if (std::size_t const from = first[i]; from != i && t.shards[i].bytes.data() != t.shards[from].bytes.data()) {
+      Device const& to = device(t.shards[i].device);
+      wait_for(to, device(t.shards[from].device));
+      Box const& box = t.shards[i].index;
+      copy_region(to, t.shards[from].bytes.data(), box, t.shards[i].bytes.data(), box, box, size_of(t.dtype));
+    }
 }
+
+}  // namespace
+
+void fence_holders(TensorImpl const& t) {
+  std::vector<int> ids;
+  for (auto const& s : t.shards)
+    if (s.addressable && std::find(ids.begin(), ids.end(), s.device) == ids.end()) ids.push_back(s.device);
+  fence_devices(ids);
+}
+
+namespace {
 
 void check_host_data(char const* what, HostBytes const& host, Shape const& shape, DType dtype) {
   if (host.dtype != dtype)
@@ -54,10 +69,30 @@ void check_host_data(char const* what, HostBytes const& host, Shape const& shape
 
 }  // namespace
 
+void wait_for_buffer_writers(TensorImpl const& t) {
+  if (!work_is_asynchronous()) return;
+  Event last;  // (replicas of one buffer are usually neighbours: its writer's event is recorded once)
+  void const* last_buffer = nullptr;
+  for (std::size_t pos = 0; pos < t.shards.size(); ++pos) {
+    auto const& s = t.shards[pos];
+    if (!s.addressable || s.index.empty() || t.owns_buffer(pos)) continue;
+    auto const first = std::find_if(t.shards.begin(), t.shards.end(), [&](ShardBuffer const& o) {
+      return o.addressable && o.bytes.data() == s.bytes.data();
+    });
+    Device const& writer = device(first->device);
+    if (writer.id == s.device) continue;
+    if (s.bytes.data() != last_buffer) {
+      last = record_event(writer);
+      last_buffer = s.bytes.data();
+    }
+    wait_event(device(s.device), last);
+  }
+}
+
 void throw_null_tensor() { throw Error("tessel::Tensor: built from a null TensorImpl"); }
 void block_until_ready(TensorImpl const& t) {
   for (auto const& s : t.shards)
-    if (s.addressable) device(s.device).exec.fence();
+    if (s.addressable) fence_device(device(s.device));
 }
 
 void throw_unset_tensor(DType dtype) {
@@ -182,7 +217,7 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
     largest = std::max(largest, bytes);
   }
   try {
-    for (Block& b : blocks) b.memory = acquire_device_memory(*b.exec, b.total);
+    for (Block& b : blocks) b.memory = acquire_device_memory(*b.exec, b.total, mesh.device_ids());
   } catch (OutOfMemory const& e) {
     std::size_t total = 0;
     for (Block const& b : blocks) total += b.total;
@@ -219,7 +254,7 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
 void shard_to_host(ShardBuffer const& shard, Box const& region, std::byte* host, Box const& host_box,
                    std::size_t element) {
   if (region.empty()) return;
-  device(shard.device).exec.fence();  // the shard's writers
+  fence_device(device(shard.device));  // the shard's writers
   auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), shard.bytes);
   copy_region_on_host(mirror.data(), shard.index, host, host_box, region, element);
   HostExecSpace().fence();
@@ -228,15 +263,16 @@ void shard_to_host(ShardBuffer const& shard, Box const& region, std::byte* host,
 void host_to_shard(std::byte const* host, Box const& host_box, ShardBuffer const& shard, Box const& region,
                    std::size_t element) {
   if (region.empty()) return;
-  auto const& exec = device(shard.device).exec;
-  exec.fence();  // the shard's readers and writers
+  Device const& holder = device(shard.device);
+  auto const& exec = holder.exec;
+  fence_device(holder);  // the shard's readers and writers (a new shard's: the pool's waits for its last users)
   auto mirror = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), shard.bytes);
   if (!(region == shard.index)) Kokkos::deep_copy(mirror, shard.bytes);  // the rest of the shard stays
   copy_region_on_host(host, host_box, mirror.data(), shard.index, region, element);
   HostExecSpace().fence();
   if (mirror.data() != shard.bytes.data()) {
     Kokkos::deep_copy(exec, shard.bytes, mirror);
-    exec.fence();  // the mirror dies on return
+    fence_device(holder);  // the mirror dies on return
   }
 }
 
@@ -271,12 +307,17 @@ void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
     std::byte* dsts[] = {mirror.data()};
     pack.add(src, box, s->index, s->index, dsts);
   }
-  fence_all_devices();  // (a new tensor's memory may be a freed one's that a kernel still reads)
+  fence_holders(t);  // (a new tensor's memory may be a freed one's that queued work still reads)
   pack.launch_on_host(element);
   HostExecSpace().fence();
+  bool copied = false;
   for (auto const& [s, mirror] : staged)
-    if (mirror.data() != s->bytes.data()) Kokkos::deep_copy(device(s->device).exec, s->bytes, mirror);
-  copy_replicas(t, first);  // (fences before and after: the staged copies are done when it returns)
+    if (mirror.data() != s->bytes.data()) {
+      Kokkos::deep_copy(device(s->device).exec, s->bytes, mirror);
+      copied = true;
+    }
+  if (copied) fence_holders(t);  // (the mirrors end on return)
+  copy_replicas(t, first);
 }
 }  // namespace
 
@@ -344,7 +385,6 @@ std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding cons
 std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSharding const& target) {
   check_reshard_devices(source, target);
   auto t = TensorImpl::allocate(source.shape, source.dtype, target);
-  fence_all_devices();  // the source's writers: each copy runs on its target device's instance
   auto src_first = first_holders(source);
   std::size_t const element = size_of(source.dtype);
   // Every process walks the same (target block, source block) pairs in the same order, so the
@@ -379,7 +419,9 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
       }
       int const src_process = distributed::process_of(src->device);
       if (dst.addressable && src->addressable) {
-        copy_region(device(dst.device).exec, src->bytes.data(), src->index, dst.bytes.data(), dst.index, region,
+        // On the target's device, after the source's writers (ordered on its holder's device).
+        wait_for(device(dst.device), device(src->device));
+        copy_region(device(dst.device), src->bytes.data(), src->index, dst.bytes.data(), dst.index, region,
                     element);
       } else if (dst.addressable) {
         auto& a = arrivals.emplace_back(
@@ -394,7 +436,6 @@ std::shared_ptr<TensorImpl> reshard_by_copies(TensorImpl const& source, NamedSha
   }
   exchange.wait();
   for (auto& a : arrivals) host_to_shard(a.packed.data(), a.region, *a.dst, a.region, element);
-  fence_all_devices();
   return t;
 }
 
@@ -417,10 +458,14 @@ void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype)
   StagedBlocks const staged = host_mirrors(source, first);
   CopyBatch unpack = CopyBatch::on_host();
   for (auto const& [s, mirror] : staged) unpack.add(mirror.data(), s->index, whole, s->index, dsts);
-  fence_all_devices();  // the shards' writers
+  fence_holders(source);  // the shards' writers
+  bool copied = false;
   for (auto const& [s, mirror] : staged)
-    if (mirror.data() != s->bytes.data()) Kokkos::deep_copy(device(s->device).exec, mirror, s->bytes);
-  fence_all_devices();  // the staging copies
+    if (mirror.data() != s->bytes.data()) {
+      Kokkos::deep_copy(device(s->device).exec, mirror, s->bytes);
+      copied = true;
+    }
+  if (copied) fence_holders(source);  // the staging copies
   unpack.launch_on_host(size_of(dtype));
   HostExecSpace().fence();
 }
@@ -430,14 +475,17 @@ std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, Named
   not_replayable("make_array_from_callback");
   auto t = TensorImpl::allocate(shape, dtype, sharding, replica_owners(shape, sharding));
   auto first = first_holders(*t, true);
+  fence_holders(*t);  // (the callback may write a shard in place, whose memory queued work may still read)
   for (std::size_t i = 0; i < t->shards.size(); ++i) {
     auto& s = t->shards[i];
     if (first[i] != i || !s.addressable) continue;
     // On host backends the mirror is the shard itself, so the callback writes in place.
     auto staging = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, s.bytes);
     fill(s.index, staging.data());
-    Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
-    device(s.device).exec.fence();
+    if (staging.data() != s.bytes.data()) {
+      Kokkos::deep_copy(device(s.device).exec, s.bytes, staging);
+      fence_device(device(s.device));  // (the staging ends with this iteration)
+    }
   }
   copy_replicas(*t, first);
   return t;

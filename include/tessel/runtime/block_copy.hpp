@@ -34,10 +34,11 @@ class CopyBatch {
   // every buffer of `dsts`, each holding dst_box.
   void add(std::byte const* src, Box const& src_box, Box const& dst_box, Box const& region,
            std::span<std::byte* const> dsts);
-  // Enqueues the copies on `exec`, which must be able to read and write every buffer, and starts a
-  // new batch (the kernel holds its own copy of the tables). Asynchronous: fence `exec` before
-  // reading a destination elsewhere. Moves bits as unsigned words of the element size (1, 2, 4, 8).
-  void launch(ExecSpace const& exec, std::size_t element_size);
+  // Enqueues the copies on device d, which must be able to read and write every buffer, and starts
+  // a new batch (the queued work holds the tables). In d's order (runtime/stream.hpp): whoever
+  // reads a destination elsewhere waits for d first. Moves bits as unsigned words of the element
+  // size (1, 2, 4, 8).
+  void launch(Device const& d, std::size_t element_size);
   // A batch for launch_on_host: its work items take the host's shape (a chunk of a run) whatever
   // the backend, since a GPU build's one element per item costs a host thread 100x.
   static CopyBatch on_host() {
@@ -67,10 +68,14 @@ class CopyBatch {
 };
 
 // Copies `region` (global coordinates, inside both src_box and dst_box) from src, which holds
-// src_box, into dst, which holds dst_box. Runs on `exec`, which must be able to read and write
-// both buffers. Asynchronous: fence `exec` before reading dst from elsewhere.
-void copy_region(ExecSpace const& exec, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
+// src_box, into dst, which holds dst_box. Runs on device d, which must be able to read and write
+// both buffers. In d's order, as CopyBatch::launch.
+void copy_region(Device const& d, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
                  Box const& region, std::size_t element_size);
+// Copies `n` bytes from src to dst (device memory, not overlapping), on device d (in its order).
+void copy_bytes(Device const& d, std::byte* dst, std::byte const* src, std::size_t n);
+// Sets `n` bytes at dst, on device d (in its order, as copy_region).
+void fill_bytes(Device const& d, std::byte* dst, std::size_t n, std::byte value);
 // The same on the host's execution space, for host buffers (packing before a host-to-GPU copy).
 void copy_region_on_host(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
                          Box const& region, std::size_t element_size);

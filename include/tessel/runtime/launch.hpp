@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/runtime/backend/kernel_traits.hpp"
+#include "tessel/runtime/stream.hpp"
 
 namespace tessel::detail {
 
@@ -15,8 +16,10 @@ namespace tessel::detail {
 inline thread_local char const* running_step_label = nullptr;
 inline char const* kernel_label(char const* fallback) { return running_step_label ? running_step_label : fallback; }
 
+// Runs f(i) for i in [0, n) on `exec` now: host work, or work already in its device's order (the
+// body of an enqueue).
 template <class Exec, class F>
-void for_each_index(Exec const& exec, char const* label, std::int64_t n, std::int64_t work, F const& f) {
+void for_each_index_now(Exec const& exec, char const* label, std::int64_t n, std::int64_t work, F const& f) {
   if constexpr (backend::inline_kernel_work > 0) {
     if (work < backend::inline_kernel_work) {
       for (std::int64_t i = 0; i < n; ++i) f(i);
@@ -24,6 +27,12 @@ void for_each_index(Exec const& exec, char const* label, std::int64_t n, std::in
     }
   }
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(exec, 0, n), f);
+}
+
+// Runs f(i) for i in [0, n) on device d, in its order (runtime/stream.hpp).
+template <class F>
+void for_each_index(Device const& d, char const* label, std::int64_t n, std::int64_t work, F const& f) {
+  enqueue(d, label, [exec = d.exec, n, work, f](char const* name) { for_each_index_now(exec, name, n, work, f); });
 }
 
 }  // namespace tessel::detail

@@ -1,31 +1,19 @@
 #pragma once
-// A check, for host builds, of the ordering a GPU needs between device work and the buffer pool.
-// On a GPU, kernels, copies and BLAS calls run asynchronously on the devices' streams; a buffer
-// that goes back to the pool (buffer_pool.hpp) while work launched since the last fence of every
-// device may still read or write it can be handed to another device's stream: a race that host
-// builds, where every launch has finished when it returns, never show. With
-// TESSEL_CHECK_POOL_ORDER=1 in the environment, such a give-back stops the process (exit status 70)
-// naming the last kernel launched (a plan step's label); =report prints each distinct one and goes on.
+// A check of the stream-ordered pool (buffer_pool.hpp) for runs whose device work is asynchronous
+// (TESSEL_ASYNC=1 on a host, a GPU). With TESSEL_CHECK_POOL_ORDER=1, a buffer the pool hands out
+// again is first filled with 0xFF bytes (NaN in floats, -1 in integers) on its first user's queue,
+// after that queue's waits for the buffer's last users, and its other users wait for the fill.
+// Work that used the buffer after its release without being ordered before the new users (a
+// missing event), or a kernel that reads memory it never wrote, then meets poison, and a test
+// sees a wrong value instead of passing by luck.
 #include <cstddef>
+#include <span>
 
 namespace tessel::detail {
 
-// Watches launches and fences through Kokkos Tools' callbacks (so not beside a loaded Kokkos Tools
-// library, whose callbacks they would replace); does nothing unless the variable is set.
-void install_pool_order_check();
-// Device work Kokkos does not see, which a GPU runs on a stream (a host BLAS call).
-void note_device_work(char const* what);
-// A buffer of `bytes` goes back to the pool.
-void check_pool_order(std::size_t bytes);
-
-// While one lives on a thread, what it launches is the host's own work (a GPU build runs it on the
-// host's execution space, done when it returns), not a device's.
-class HostWork {
- public:
-  HostWork();
-  ~HostWork();
-  HostWork(HostWork const&) = delete;
-  HostWork& operator=(HostWork const&) = delete;
-};
+// Whether the check is on (read once from the environment).
+bool pool_order_checked() noexcept;
+// A reused buffer of `bytes` at `memory` goes to the queues of `users` (global device ids).
+void check_reused(void* memory, std::size_t bytes, std::span<int const> users);
 
 }  // namespace tessel::detail

@@ -332,7 +332,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
     });
     if (!rows) collapse(space, strides);
     auto* o = reinterpret_cast<V*>(out->shards[pos].bytes.data());
-    auto const& exec = device(out->shards[pos].device).exec;
+    Device const& exec = device(out->shards[pos].device);
     bool unit = unit_rows(space, reads);
     if constexpr (backend::caches_rows && !std::is_void_v<cached_reduce_t<E, V>>) {
       if (cached && ev.all_reduces_fused()) {
@@ -350,7 +350,7 @@ void fused_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
     }
     launch_elementwise<false>(exec, label, ev, o, space, rows, unit);
   }
-  fence_all_devices();
+  wait_for_buffer_writers(*out);
   if (cached) ++execution_counts().row_cached_kernels;
   if (memo_used)
     for (auto const& e : memo.entries) execution_counts().shared_row_reductions += e.read >= 0;
@@ -382,12 +382,11 @@ void reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
     auto ev = b.bind<Child>(base, static_cast<int>(pos), in_local, space);
     // A mean whose partial sums meet in a collective is scaled after it, as jnp.mean scales the
     // whole sum (scaling each partial would round differently and could miss an overflow).
-    launch_reduce<typename E::tag::op, V>(device(partial->shards[pos].device).exec, step.label.c_str(), ev,
+    launch_reduce<typename E::tag::op, V>(device(partial->shards[pos].device), step.label.c_str(), ev,
                                      reinterpret_cast<V*>(partial->shards[pos].bytes.data()), space,
                                      static_cast<int>(n.axes.empty() ? 1 : n.axes.size()),
                                      p.collective ? 1 : count);
   }
-  fence_all_devices();
   state.values[static_cast<std::size_t>(step.node)] = partial;
 }
 

@@ -74,6 +74,16 @@ std::vector<std::size_t> replica_owners(Shape const& shape, NamedSharding const&
 // The same shards, marked as differing along the mesh axes in `varying` (TensorImpl::varying).
 std::shared_ptr<TensorImpl const> with_varying(std::shared_ptr<TensorImpl const> t, std::uint32_t varying);
 
+// After a step queued its writes into t's buffers, each on the device of the first shard holding
+// the buffer: the devices of the replicas that share those buffers wait for the writers
+// (runtime/stream.hpp's rule, that a step leaves every device ordered after the writes to the
+// shards it holds).
+void wait_for_buffer_writers(TensorImpl const& t);
+
+// The host waits for the devices holding t's shards: before it reads them, or writes memory a new
+// tensor took from the pool (whose waits for its last users are queued on those devices).
+void fence_holders(TensorImpl const& t);
+
 // The mesh positions of t's shards this process holds, in order: what every per-device loop walks.
 std::vector<std::size_t> local_positions(TensorImpl const& t);
 

@@ -32,6 +32,7 @@
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/run_plan.hpp"
@@ -42,6 +43,15 @@ namespace tessel {
 namespace {
 
 using distributed::BoxTransfer;
+
+// The host waits for this process's members' devices: MPI reads and writes their buffers, and the
+// steps after the collective read what it wrote.
+void fence_members(std::span<GroupMember const> group) {
+  std::vector<int> ids;
+  for (auto const& m : group)
+    if (is_local_device(m.device) && std::find(ids.begin(), ids.end(), m.device) == ids.end()) ids.push_back(m.device);
+  detail::fence_devices(ids);
+}
 
 bool all_local(std::span<GroupMember const> group) {
   return std::all_of(group.begin(), group.end(), [](GroupMember const& m) { return is_local_device(m.device); });
@@ -118,7 +128,7 @@ void copy_here(int device, std::byte const* src, Box const& src_box, std::byte* 
   std::byte* dsts[] = {dst};
   batch.add(src, src_box, dst_box, region, dsts);
   batch.set_operation_bytes(operation_bytes);
-  batch.launch(tessel::device(device).exec, element);
+  batch.launch(tessel::device(device), element);
 }
 
 // Where each process's all-gather pieces lie in the whole's elements, when each process's are
@@ -180,7 +190,7 @@ class AcrossProcesses final : public Collectives {
     GroupMember const* first = spread.first_output(group);
     int const here = group[spread.local[0]].device;
     std::byte* receiving = first ? first->out : scratch(here, group.size(), static_cast<std::size_t>(count) * element);
-    fence_all_devices();  // the inputs are complete
+    fence_members(group);  // the inputs are complete
     // 1. Every member's part of chunk `mine` here; this process's members' other chunks to their owners.
     std::vector<GroupMember> part(group.size());
     {
@@ -229,7 +239,7 @@ class AcrossProcesses final : public Collectives {
     if (spread.local.empty()) return;
     std::size_t const element = size_of(dtype);
     int const here = group[spread.local[0]].device;
-    fence_all_devices();
+    fence_members(group);
     // Remote members read from buffers laid out as the held box, of which only the pieces of this
     // process's members are received (and read); the rest is never touched.
     std::vector<GroupMember> staged(group.begin(), group.end());
@@ -266,7 +276,7 @@ class AcrossProcesses final : public Collectives {
     int const first_device = first ? first->device : group[spread.local[0]].device;
     std::byte* receiving = first ? first->out : scratch(first_device, 0, bytes_of(whole, element));
     std::size_t const written = bytes_of(whole, element) * spread.local.size();
-    fence_all_devices();
+    fence_members(group);
     if (auto ranges = process_ranges(group, pieces, whole, spread.processes)) {
       // Each process's pieces are one range of the whole's elements (a split of the outer
       // dimension, say): MPI's own all-gather, from the one local member's input, or in place
@@ -279,7 +289,7 @@ class AcrossProcesses final : public Collectives {
       if (distributed::all_gather_ranges(spread.processes, send, receiving, element, ranges->counts, ranges->starts,
                                          "an all-gather across processes")) {
         if (first) copy_to_other_outputs(group, spread, first, whole, element);
-        fence_all_devices();
+        fence_members(group);
         return;
       }
     }
@@ -297,7 +307,7 @@ class AcrossProcesses final : public Collectives {
     transfer.wait();
     Kokkos::fence();
     if (first) copy_to_other_outputs(group, spread, first, whole, element);
-    fence_all_devices();
+    fence_members(group);
   }
 
   void all_to_all(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
@@ -315,8 +325,8 @@ class AcrossProcesses final : public Collectives {
     std::size_t const element = size_of(dtype);
     std::size_t out_bytes = 0;
     for (std::size_t k : spread.local) out_bytes += bytes_of(out_boxes[k], element);
-    fence_all_devices();
-    if (all_to_all_by_mpi(group, in_boxes, out_boxes, spread, element)) return fence_all_devices();
+    fence_members(group);
+    if (all_to_all_by_mpi(group, in_boxes, out_boxes, spread, element)) return fence_members(group);
     BoxTransfer transfer(spread.processes, element, "an all-to-all across processes");
     // Member k's out box from every member j holding part of it (both sides walk k, then j).
     auto each_part = [&](auto&& f) {
@@ -339,7 +349,7 @@ class AcrossProcesses final : public Collectives {
         copy_here(group[k].device, group[j].in, in_boxes[j], group[k].out, out_boxes[k], part, element, out_bytes);
     });
     transfer.wait();
-    fence_all_devices();
+    fence_members(group);
   }
 
   void collective_permute(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
@@ -356,7 +366,7 @@ class AcrossProcesses final : public Collectives {
     for (auto [s, t] : pairs)
       if (process_of(group[static_cast<std::size_t>(t)]) == spread.me)
         out_bytes += bytes_of(in_boxes[static_cast<std::size_t>(s)], element);
-    fence_all_devices();
+    fence_members(group);
     // The two buffers of a pair have the same row-major layout, so the source's box stands for both.
     BoxTransfer transfer(spread.processes, element, "a collective-permute across processes");
     for (auto [s, t] : pairs) {
@@ -374,7 +384,7 @@ class AcrossProcesses final : public Collectives {
       else if (group[dst].out) copy_here(group[dst].device, group[src].in, box, group[dst].out, box, box, element, out_bytes);
     }
     transfer.wait();
-    fence_all_devices();
+    fence_members(group);
   }
 
  private:

@@ -22,6 +22,7 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/run_plan.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "checks.hpp"
 
@@ -88,13 +89,14 @@ constexpr std::int64_t tile = backend::combine_tile;
 // elements): combines the sources' elements (src layout) in source order and writes the result to
 // every destination (dst layout).
 template <class T, ReduceOp Op>
-void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst, detail::RunPlan const& p,
+void combine_runs(Device const& dev, Pointers<T const> src, Pointers<T> dst, detail::RunPlan const& p,
                   std::int64_t item_begin, std::int64_t item_end) {
   if (item_end <= item_begin) return;
   std::int64_t chunks = (p.run_length + tile - 1) / tile;
   bool const stream = backend::streams(static_cast<std::size_t>(p.runs * p.run_length * dst.n) * sizeof(T));
+  detail::enqueue(dev, detail::kernel_label("tessel::collective"), [=, exec = dev.exec](char const* label) {
   Kokkos::parallel_for(
-      detail::kernel_label("tessel::collective"), Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
+      label, Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
       KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t s, d;
         detail::run_offsets(p, item / chunks, s, d);
@@ -120,6 +122,7 @@ void combine_runs(ExecSpace const& exec, Pointers<T const> src, Pointers<T> dst,
         }
         backend::copies_done(streamed);
       });
+  });
 }
 
 std::int64_t num_items(detail::RunPlan const& p) { return p.runs * ((p.run_length + tile - 1) / tile); }
@@ -137,6 +140,32 @@ Pointers<T const> inputs(std::span<GroupMember const> group) {
   return s;
 }
 
+// The devices of a group's members.
+std::vector<int> devices_of(std::span<GroupMember const> group) {
+  std::vector<int> ids;
+  ids.reserve(group.size());
+  for (auto const& m : group) ids.push_back(m.device);
+  return ids;
+}
+
+// A collective's work reads every member's input and writes members' outputs, from the devices
+// that run it (`workers`): each worker first waits for every member (runtime/stream.hpp), and
+// every member waits for the workers after.
+class GroupWork {
+ public:
+  explicit GroupWork(std::span<GroupMember const> group) : members_(devices_of(group)) {
+    if constexpr (backend::one_kernel_for_all_devices) workers_.assign(members_.begin(), members_.begin() + 1);
+    else workers_ = members_;
+    detail::wait_for_all(workers_, members_);
+  }
+  ~GroupWork() { detail::wait_for_all(members_, workers_); }
+  GroupWork(GroupWork const&) = delete;
+  GroupWork& operator=(GroupWork const&) = delete;
+
+ private:
+  std::vector<int> members_, workers_;
+};
+
 void check_group_size(char const* what, std::span<GroupMember const> group) {
   if (group.size() > max_group)
     throw Error(std::format("{}: in-process reductions support groups of at most {} devices, got {}", what, max_group,
@@ -151,7 +180,7 @@ class InProcess final : public Collectives {
     check_group_size("all_reduce", group);
     check_devices(group);
     if (group.empty() || held.empty()) return;
-    fence_all_devices();
+    GroupWork const ordered(group);
     // Member k reduces the k-th slice of the box (all members' inputs, in member order) and writes
     // it to every member: each input is read once and each output written once. Where the devices
     // share one thread pool (backend::one_kernel_for_all_devices), one kernel does every slice.
@@ -164,15 +193,14 @@ class InProcess final : public Collectives {
         if (group[k].out) dst.ptr[dst.n++] = reinterpret_cast<T*>(group[k].out);
       visit(op, [&]<ReduceOp Op>() {
         if constexpr (backend::one_kernel_for_all_devices) {
-          combine_runs<T, Op>(device(group[0].device).exec, src, dst, p, 0, items);
+          combine_runs<T, Op>(device(group[0].device), src, dst, p, 0, items);
         } else {
           for (std::size_t k = 0; k < group.size(); ++k)
-            combine_runs<T, Op>(device(group[k].device).exec, src, dst, p, slice_begin(items, k, group.size()),
+            combine_runs<T, Op>(device(group[k].device), src, dst, p, slice_begin(items, k, group.size()),
                                 slice_begin(items, k + 1, group.size()));
         }
       });
     });
-    fence_all_devices();
   }
 
   void reduce_scatter(DType dtype, ReduceOp op, std::span<GroupMember const> group, Box const& held,
@@ -187,7 +215,7 @@ class InProcess final : public Collectives {
         throw Error(std::format("{}: pieces[{}] {} is not inside the reduced box {}", what, k, to_string(pieces[k]),
                                 to_string(held)));
     if (group.empty()) return;
-    fence_all_devices();
+    GroupWork const ordered(group);
     visit(dtype, [&]<class T>(T) {
       auto src = inputs<T>(group);
       visit(op, [&]<ReduceOp Op>() {
@@ -197,11 +225,10 @@ class InProcess final : public Collectives {
           dst.n = 1;
           dst.ptr[0] = reinterpret_cast<T*>(group[k].out);
           detail::RunPlan p = detail::plan_runs(held, pieces[k], pieces[k]);
-          combine_runs<T, Op>(device(group[k].device).exec, src, dst, p, 0, num_items(p));
+          combine_runs<T, Op>(device(group[k].device), src, dst, p, 0, num_items(p));
         }
       });
     });
-    fence_all_devices();
   }
 
   void all_gather(DType dtype, std::span<GroupMember const> group, std::span<Box const> pieces) override {
@@ -212,7 +239,7 @@ class InProcess final : public Collectives {
     check_ranks(what, "pieces", pieces, pieces[0].size());
     Box whole = tiled_union(pieces);
     if (whole.empty()) return;
-    fence_all_devices();
+    GroupWork const ordered(group);
     // Member j's piece is read once, a chunk at a time, and written into every member's `out`, on
     // member j's execution space (where the devices share one thread pool, all pieces in one kernel).
     std::vector<std::byte*> outs;
@@ -221,10 +248,9 @@ class InProcess final : public Collectives {
     detail::CopyBatch batch;
     for (std::size_t j = 0; j < group.size(); ++j) {
       batch.add(group[j].in, pieces[j], whole, pieces[j], outs);
-      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[j].device).exec, size_of(dtype));
+      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[j].device), size_of(dtype));
     }
-    batch.launch(device(group[0].device).exec, size_of(dtype));
-    fence_all_devices();
+    batch.launch(device(group[0].device), size_of(dtype));
   }
 
   void all_to_all(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
@@ -238,7 +264,7 @@ class InProcess final : public Collectives {
     check_ranks(what, "in_boxes", in_boxes, rank);
     check_ranks(what, "out_boxes", out_boxes, rank);
     for (std::size_t k = 0; k < out_boxes.size(); ++k) check_covered_once(k, in_boxes, out_boxes[k]);
-    fence_all_devices();
+    GroupWork const ordered(group);
     // Member k assembles its out box from the parts of it every member holds, on its own
     // execution space (where the devices share one thread pool, all members in one kernel).
     detail::CopyBatch batch;
@@ -247,10 +273,9 @@ class InProcess final : public Collectives {
       std::byte* out[] = {group[k].out};
       for (std::size_t j = 0; j < group.size(); ++j)
         batch.add(group[j].in, in_boxes[j], out_boxes[k], intersect(out_boxes[k], in_boxes[j]), out);
-      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[k].device).exec, size_of(dtype));
+      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[k].device), size_of(dtype));
     }
-    batch.launch(device(group[0].device).exec, size_of(dtype));
-    fence_all_devices();
+    batch.launch(device(group[0].device), size_of(dtype));
   }
 
   void collective_permute(DType dtype, std::span<GroupMember const> group, std::span<Box const> in_boxes,
@@ -260,7 +285,8 @@ class InProcess final : public Collectives {
     check_count(what, "in_boxes", in_boxes.size(), group.size());
     check_count(what, "out_boxes", out_boxes.size(), group.size());
     check_permute_pairs(in_boxes, out_boxes, pairs);
-    fence_all_devices();
+    if (group.empty()) return;
+    GroupWork const ordered(group);
     // The target copies, on its execution space (where the devices share one thread pool, all pairs in one kernel): the
     // two buffers have the same row-major layout, so the source's box stands for both.
     detail::CopyBatch batch;
@@ -269,10 +295,9 @@ class InProcess final : public Collectives {
       Box const& from = in_boxes[static_cast<std::size_t>(s)];
       std::byte* out[] = {group[static_cast<std::size_t>(t)].out};
       batch.add(group[static_cast<std::size_t>(s)].in, from, from, from, out);
-      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[static_cast<std::size_t>(t)].device).exec, size_of(dtype));
+      if (!backend::one_kernel_for_all_devices) batch.launch(device(group[static_cast<std::size_t>(t)].device), size_of(dtype));
     }
-    if (!group.empty()) batch.launch(device(group[0].device).exec, size_of(dtype));
-    fence_all_devices();
+    batch.launch(device(group[0].device), size_of(dtype));
   }
 
 };

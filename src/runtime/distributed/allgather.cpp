@@ -20,7 +20,7 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
   std::size_t const element = size_of(source.dtype);
   Box const whole = Box::whole(source.shape);
   auto* dst = static_cast<std::byte*>(out);
-  fence_all_devices();
+  fence_holders(source);
   distributed::Exchange exchange;
   struct Arrival {
     std::vector<std::byte> bytes;
@@ -48,7 +48,6 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
   }
   exchange.wait();
   for (auto const& a : arrivals) copy_region_on_host(a.bytes.data(), a.index, dst, whole, a.index, element);
-  fence_all_devices();
 }
 
 }  // namespace tessel::detail

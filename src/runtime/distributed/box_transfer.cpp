@@ -17,6 +17,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/run_plan.hpp"
@@ -152,6 +153,12 @@ int BoxTransfer::rank_of(int process) const {
   return static_cast<int>(it - processes_.begin());
 }
 
+namespace {
+// The device whose instance packs and unpacks staged messages: this process's first (staging
+// happens on GPU backends, where every device reads the others' memory).
+Device const& packing_device() { return device(distributed::process_index() * local_device_count()); }
+}  // namespace
+
 void BoxTransfer::post(bool sending, int process, std::byte* data, Box const& held, Box const& region) {
   if (region.empty()) return;
   int const peer = rank_of(process);
@@ -165,9 +172,9 @@ void BoxTransfer::post(bool sending, int process, std::byte* data, Box const& he
       std::byte* host = lend_pinned(bytes);
       state_->lent.push_back(host);
       if (sending) {
-        ExecSpace const exec;
-        detail::copy_region(exec, data, held, host, part, part, element_);
-        exec.fence();  // packed before MPI reads it
+        Device const& d = packing_device();
+        detail::copy_region(d, data, held, host, part, part, element_);
+        detail::fence_device(d);  // packed before MPI reads it
         MPI_Isend(host, static_cast<int>(bytes), MPI_BYTE, peer, box_tag, state_->comm, &r);
       } else {
         MPI_Irecv(host, static_cast<int>(bytes), MPI_BYTE, peer, box_tag, state_->comm, &r);
@@ -205,9 +212,9 @@ void BoxTransfer::wait() {
   if (!state_->requests.empty()) wait_or_abort(state_->requests, what_);
   state_->requests.clear();
   if (!state_->unpack.tasks().empty()) {
-    ExecSpace const exec;
-    state_->unpack.launch(exec, element_);
-    exec.fence();  // the receivers hold their regions, and the pinned buffers are free again
+    Device const& d = packing_device();
+    state_->unpack.launch(d, element_);
+    detail::fence_device(d);  // the receivers hold their regions, and the pinned buffers are free again
   }
   for (std::byte* p : state_->lent) give_back_pinned(p);
   state_->lent.clear();

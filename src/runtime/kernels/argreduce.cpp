@@ -56,7 +56,7 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
     T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
     auto* idx = reinterpret_cast<std::int32_t*>(index.shards[pos].bytes.data());
     T* val = reinterpret_cast<T*>(value.shards[pos].bytes.data());
-    for_each_index(device(in.shards[pos].device).exec, label, outputs, outputs * per, KOKKOS_LAMBDA(std::int64_t o) {
+    for_each_index(device(in.shards[pos].device), label, outputs, outputs * per, KOKKOS_LAMBDA(std::int64_t o) {
       C best{};
       std::int64_t best_index = -1;
       for (std::int64_t r = 0; r < per; ++r) {
@@ -91,7 +91,6 @@ void blocks(TensorImpl const& in, Dims dims, TensorImpl& index, TensorImpl& valu
       val[o] = T(best);
     });
   }
-  fence_all_devices();
 }
 
 // Each device's first best element of its block over `axes` (jnp.argmax's rules: NaN wins, ties go
@@ -140,7 +139,7 @@ void argreduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& 
 // One block's mask. (A function of its own, not in mask_losers' generic lambda: nvcc defines no
 // device lambda inside a generic lambda.)
 template <class T>
-void mask_block(ExecSpace const& exec, char const* label, std::int64_t n, std::int32_t const* idx, T const* val,
+void mask_block(Device const& exec, char const* label, std::int64_t n, std::int32_t const* idx, T const* val,
                 T const* win, std::int32_t* o) {
   using C = compute_t<T>;
   for_each_index(exec, label, n, n, KOKKOS_LAMBDA(std::int64_t k) {
@@ -156,14 +155,13 @@ std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl cons
   visit(value.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (std::size_t pos : local_positions(*out))
-      mask_block(device(out->shards[pos].device).exec, label,
+      mask_block(device(out->shards[pos].device), label,
                  static_cast<std::int64_t>(out->shards[pos].bytes.size() / sizeof(std::int32_t)),
                  reinterpret_cast<std::int32_t const*>(index.shards[pos].bytes.data()),
                  reinterpret_cast<T const*>(value.shards[pos].bytes.data()),
                  reinterpret_cast<T const*>(winner.shards[pos].bytes.data()),
                  reinterpret_cast<std::int32_t*>(out->shards[pos].bytes.data()));
   });
-  fence_all_devices();
   return out;
 }
 

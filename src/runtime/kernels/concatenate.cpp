@@ -14,7 +14,7 @@ void concatenate_kernel(plan::Plan const& plan, plan::Step const& step, RunState
   std::size_t element = size_of(out->dtype);
   for (std::size_t pos : local_positions(*out)) {
     Box const dst_box = Box::whole(out->shard_shape(pos));
-    auto const& exec = device(out->shards[pos].device).exec;
+    Device const& exec = device(out->shards[pos].device);
     std::int64_t at = 0;
     for (std::size_t o = 0; o < step.operands.size(); ++o) {
       TensorImpl const& part = *k.operand(o);
@@ -26,7 +26,6 @@ void concatenate_kernel(plan::Plan const& plan, plan::Step const& step, RunState
       at += length;
     }
   }
-  fence_all_devices();
   k.result(std::move(out));
 }
 

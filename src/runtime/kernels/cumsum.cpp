@@ -39,7 +39,7 @@ Lines lines_of(Shape const& local, std::size_t axis) {
 
 // One block's running sums along its lines.
 template <class T>
-void scan_block(ExecSpace const& exec, char const* label, Lines const l, T const* src, T* dst) {
+void scan_block(Device const& exec, char const* label, Lines const l, T const* src, T* dst) {
   using C = compute_t<T>;  // 16-bit floats add in float and round every partial sum (as jnp.cumsum)
   for_each_index(exec, label, l.outer * l.inner, l.outer * l.inner * l.length, KOKKOS_LAMBDA(std::int64_t line) {
     std::int64_t o = line / l.inner, i = line % l.inner;
@@ -56,7 +56,7 @@ void scan_block(ExecSpace const& exec, char const* label, Lines const l, T const
 // Combines into every line of `block` a carried value: `carried[o * inner + i]` for line (o, i).
 // `stride_o` and `at` place the carried value of line (o, i) at carried[o * stride_o + at + i].
 template <ReduceOp Op, class T>
-void carry_into(ExecSpace const& exec, char const* label, Lines const l, T const* carried, std::int64_t stride_o,
+void carry_into(Device const& exec, char const* label, Lines const l, T const* carried, std::int64_t stride_o,
                 std::int64_t at, T* block) {
   using C = compute_t<T>;
   std::int64_t const n = l.outer * l.length * l.inner;
@@ -74,11 +74,10 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     for (std::size_t pos : local_positions(*out))
-      scan_block(device(out->shards[pos].device).exec, label, lines_of(out->shard_shape(pos), axis),
+      scan_block(device(out->shards[pos].device), label, lines_of(out->shard_shape(pos), axis),
                  reinterpret_cast<T const*>(in.shards[pos].bytes.data()),
                  reinterpret_cast<T*>(out->shards[pos].bytes.data()));
   });
-  fence_all_devices();
   return out;
 }
 
@@ -118,11 +117,11 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
           // The blocks of a chain differ only in their length along the axis.
           Lines const l = lines_of(cur.index.extent(), axis);
           std::int64_t const last_at = prev.index[axis].size() - 1;  // the block before's last slice
-          // Each block waits for the one before it: the carry runs down the axis in order.
-          fence_all_devices();
           if (prev.addressable && cur.addressable) {
+            // Each block waits for the one before it: the carry runs down the axis in order.
+            wait_for(device(cur.device), device(prev.device));
             // line (o, i) of the block before ends at ((o * (last_at + 1) + last_at) * inner + i)
-            carry_into<Op>(device(cur.device).exec, label, l, reinterpret_cast<T const*>(prev.bytes.data()),
+            carry_into<Op>(device(cur.device), label, l, reinterpret_cast<T const*>(prev.bytes.data()),
                            (last_at + 1) * l.inner, last_at * l.inner, reinterpret_cast<T*>(cur.bytes.data()));
           } else if (prev.addressable || cur.addressable) {
             // The link crosses processes: the block before sends its last slice (outer x inner),
@@ -143,21 +142,23 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
               exchange.receive(distributed::process_of(prev.device), last.data(), last.size() * sizeof(T));
               exchange.wait();
               // Into the device's memory, where the kernel reads it.
-              auto const& exec = device(cur.device).exec;
+              Device const& exec = device(cur.device);
               auto carried = acquire_device_memory(exec, last.size() * sizeof(T));
-              Kokkos::deep_copy(exec, ByteView(carried.get(), last.size() * sizeof(T)),
-                                Kokkos::View<std::byte const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                                    reinterpret_cast<std::byte const*>(last.data()), last.size() * sizeof(T)));
+              enqueue(exec, label, [to = carried.get(), from = last.data(), bytes = last.size() * sizeof(T),
+                                    space = exec.exec](char const*) {
+                Kokkos::deep_copy(space, ByteView(to, bytes),
+                                  Kokkos::View<std::byte const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                      reinterpret_cast<std::byte const*>(from), bytes));
+              });
               carry_into<Op>(exec, label, l, reinterpret_cast<T const*>(carried.get()), l.inner, 0,
                              reinterpret_cast<T*>(cur.bytes.data()));
-              exec.fence();  // `last` and `carried` end with this scope
+              fence_device(exec);  // `last` ends with this scope
             }
           }
         }
       }
     });
   });
-  fence_all_devices();
 }
 
 }  // namespace

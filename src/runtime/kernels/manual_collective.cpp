@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernel.hpp"
+#include "tessel/runtime/block_copy.hpp"
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/collectives.hpp"
 #include "tessel/runtime/device.hpp"
@@ -89,8 +90,8 @@ void manual_collective_kernel(plan::Plan const& plan, plan::Step const& step, Ru
   bool const some_get_nothing = m.kind == ManualKind::ppermute && static_cast<int>(m.perm.size()) < m.group;
   if (some_get_nothing) {  // jax.lax.ppermute: members no pair targets get zeros
     for (std::size_t pos : local_positions(*out))
-      Kokkos::deep_copy(device(out->shards[pos].device).exec, out->shards[pos].bytes, std::byte{0});
-    fence_all_devices();
+      fill_bytes(device(out->shards[pos].device), out->shards[pos].bytes.data(), out->shards[pos].bytes.size(),
+                 std::byte{0});
   }
   Collectives& c = collectives();
   std::vector<Box> in_boxes, out_boxes;

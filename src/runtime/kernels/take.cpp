@@ -46,7 +46,7 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
     // contiguous loop; one element on GPUs, neighbouring threads on neighbouring elements).
     std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
     std::int64_t const chunks = chunk > 0 ? (post + chunk - 1) / chunk : 0;
-    for_each_index(device(out.shards[pos].device).exec, label, pre * m * chunks, count, KOKKOS_LAMBDA(std::int64_t item) {
+    for_each_index(device(out.shards[pos].device), label, pre * m * chunks, count, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;
       std::int64_t const end = begin + chunk < post ? begin + chunk : post;
       std::int64_t const j = row % m, pr = row / m;
@@ -61,7 +61,6 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
       }
     });
   }
-  fence_all_devices();
 }
 
 // Where a row of a result's block finds its index: the block's size along each of the indices'
@@ -101,7 +100,7 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
     T* dst = reinterpret_cast<T*>(os.bytes.data());
     std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
     std::int64_t const chunks = (post + chunk - 1) / chunk;
-    for_each_index(device(os.device).exec, label, pre * m * chunks, pre * m * post, KOKKOS_LAMBDA(std::int64_t item) {
+    for_each_index(device(os.device), label, pre * m * chunks, pre * m * post, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;
       std::int64_t const end = begin + chunk < post ? begin + chunk : post;
       std::int64_t j = row % m, at = 0;
@@ -115,7 +114,7 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
       for (std::int64_t po = begin; po < end; ++po) dst[row * post + po] = fill;
     });
   }
-  fence_all_devices();
+  wait_for_buffer_writers(out);
 }
 
 }  // namespace

@@ -32,9 +32,11 @@ struct GemmCall {
   int device;
 };
 
-// Runs the calls, each on its device; `largest` is the largest call's m * n * k. On return the
-// results are complete (host backends) or ordered before any later work on each device's
-// instance (device backends).
+// Runs the calls, each on its device; `largest` is the largest call's m * n * k. In the devices'
+// order (runtime/stream.hpp): each call after the work queued on its device so far, and the
+// device's later work after it. Host backends run one step's calls as one piece of work on the
+// first call's device (they share the host's threads, backend::one_kernel_for_all_devices): every
+// other device of the calls waits for it.
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest);
 // 16-bit operands multiplied as they are, their products summed in float (what jnp.dot of bfloat16

@@ -8,7 +8,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/local_dot.hpp"
-#include "tessel/runtime/pool_order_check.hpp"
+#include "enqueue_gemms.hpp"
 
 #if defined(TESSEL_HAVE_ONEDNN)
 #include <oneapi/dnnl/dnnl.hpp>
@@ -61,7 +61,6 @@ template <class T, class C>
 void run(std::span<GemmCall<T, C> const> calls) {
   constexpr auto type = data_type<T>;
   auto& e = onednn();
-  note_device_work("tessel::gemm");
   std::lock_guard lock(e.mutex);
   for_each_strided_run(calls, [&](std::size_t first, std::size_t count) {
     GemmCall<T, C> const& g = calls[first];
@@ -116,10 +115,18 @@ char const* unit_for(DType operands) noexcept {
 }  // namespace
 
 bool runs_16bit_gemms(DType operands) noexcept { return unit_for(operands) != nullptr; }
-void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }
-void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) { run(calls); }
-void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) { run(calls); }
-void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(calls); }
+void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) {
+  enqueue_gemms(calls, [](std::span<GemmCall<bfloat16, float> const> c) { run(c); });
+}
+void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t) {
+  enqueue_gemms(calls, [](std::span<GemmCall<float16, float> const> c) { run(c); });
+}
+void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t) {
+  enqueue_gemms(calls, [](std::span<GemmCall<bfloat16> const> c) { run(c); });
+}
+void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) {
+  enqueue_gemms(calls, [](std::span<GemmCall<float16> const> c) { run(c); });
+}
 
 std::string half_gemm_info() {
   dnnl_version_t const* v = dnnl_version();

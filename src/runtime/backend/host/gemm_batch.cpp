@@ -22,7 +22,8 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/local_dot.hpp"
-#include "tessel/runtime/pool_order_check.hpp"
+#include "tessel/runtime/stream.hpp"
+#include "enqueue_gemms.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -60,7 +61,6 @@ bool in_parallel(std::int64_t count, std::int64_t mnk) {
 template <class T>
 void run(std::span<GemmCall<T> const> calls, std::int64_t largest) {
   auto const count = static_cast<std::int64_t>(calls.size());
-  note_device_work("tessel::gemm");  // (a GPU's BLAS runs on the devices' streams)
   if (in_parallel(count, largest)) {
     using Policy = Kokkos::RangePolicy<HostExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
     Kokkos::parallel_for(kernel_label("tessel::gemm"), Policy(0, count).set_chunk_size(1),
@@ -73,8 +73,12 @@ void run(std::span<GemmCall<T> const> calls, std::int64_t largest) {
 
 }  // namespace
 
-void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest) { run(calls, largest); }
-void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest) { run(calls, largest); }
+void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest) {
+  enqueue_gemms(calls, [largest](std::span<GemmCall<float> const> c) { run(c, largest); });
+}
+void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest) {
+  enqueue_gemms(calls, [largest](std::span<GemmCall<double> const> c) { run(c, largest); });
+}
 
 BlasInfo blas_info() {
   BlasInfo info;

@@ -24,7 +24,7 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
   std::int64_t chunk = rows || length < detail::run_chunk ? (length > 0 ? length : 1) : detail::run_chunk;
   std::int64_t chunks = (length + chunk - 1) / chunk;
   detail::Space s = space;
-  detail::for_each_index(
+  detail::for_each_index_now(
       exec, label, nrows * chunks, nrows * length, KOKKOS_LAMBDA(std::int64_t item) {
         std::int64_t idx[max_rank];
         detail::unflatten(s, item / chunks, 0, outer, idx);
@@ -54,7 +54,7 @@ template <class Op, class C, class Ev, class V>
 void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev, V* out, detail::Space const& space,
                          int kept, std::int64_t outputs, std::int64_t per_output, C scale) {
   detail::Space s = space;
-  detail::for_each_index(
+  detail::for_each_index_now(
       exec, label, outputs, outputs * per_output * space.extent[space.rank - 1], KOKKOS_LAMBDA(std::int64_t o) {
         C acc = Op::template identity<C>();
         for (std::int64_t r = 0; r < per_output; ++r) acc = detail::reduce_output_row<Op>(ev, s, kept, o, r, acc);

@@ -1,0 +1,253 @@
+// Host backends: the ordering primitives of runtime/stream.hpp. Without TESSEL_ASYNC a launch has
+// finished when it returns, so events are complete when recorded and a fence has nothing to wait
+// for. With TESSEL_ASYNC=1 each logical device's work goes to a queue served by a host thread of
+// its own, as a GPU stream serves it: a launch returns before its work runs, one device's work
+// runs in issue order, and two devices' work interleaves as the threads find it, each item after
+// a seeded random delay (TESSEL_ASYNC_SEED, TESSEL_ASYNC_DELAY_US), so that a missing event
+// changes a value or trips a check instead of passing by luck. Items never run at the same time
+// (one lock): the host's cores serve one kernel at a time, and Kokkos' OpenMP instance and the
+// BLAS see one caller.
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <format>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessel/core/error.hpp"
+#include "tessel/runtime/distributed.hpp"
+#include "tessel/runtime/stream.hpp"
+
+namespace tessel::detail {
+namespace {
+
+bool async_from_environment() {
+  char const* env = std::getenv("TESSEL_ASYNC");
+  return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
+}
+
+unsigned long setting(char const* name, unsigned long fallback) {
+  char const* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return fallback;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(env, &end, 10);
+  if (*end != '\0') throw Error(std::format("{}='{}' is not a whole number", name, env));
+  return v;
+}
+
+// One lock and one signal for every queue: completions wake the queues waiting on events and the
+// host waiting in a fence.
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::mutex run;  // held while an item's work runs
+};
+Shared& shared() {
+  static Shared* s = new Shared;  // (never destroyed: a static ScopeGuard ends after statics)
+  return *s;
+}
+
+thread_local bool queue_thread = false;
+
+struct Item {
+  std::function<void(char const*)> work;  // empty: only a wait
+  Event after;                 // another queue's event this item waits for first
+  std::string label;
+};
+
+class WorkQueue {
+ public:
+  WorkQueue(int index, unsigned long seed, unsigned long max_delay_us)
+      : rng_(seed * 1000003u + static_cast<unsigned long>(index)), max_delay_us_(max_delay_us),
+        thread_([this] { serve(); }) {}
+  ~WorkQueue() {
+    {
+      std::lock_guard lock(shared().mutex);
+      stop_ = true;
+    }
+    shared().changed.notify_all();
+    thread_.join();
+  }
+
+  // (shared().mutex held)
+  std::uint64_t push(Item item) {
+    items_.push_back(std::move(item));
+    return ++issued_;
+  }
+  std::uint64_t issued() const { return issued_; }  // (shared().mutex held)
+  bool done(std::uint64_t ticket) const { return completed_ >= ticket; }  // (shared().mutex held)
+  std::exception_ptr take_failure() {  // (shared().mutex held)
+    return std::exchange(failure_, nullptr);
+  }
+
+ private:
+  void perturb() {
+    if (max_delay_us_ == 0) return;
+    auto const r = rng_();
+    if (r % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(r / 4 % (max_delay_us_ + 1)));
+    else std::this_thread::yield();
+  }
+
+  void serve();
+
+  std::deque<Item> items_;
+  std::uint64_t issued_ = 0, completed_ = 0;
+  std::exception_ptr failure_;
+  bool stop_ = false;
+  std::mt19937_64 rng_;
+  unsigned long max_delay_us_;
+  std::thread thread_;  // (last: it starts serving once the rest exists)
+};
+
+struct Queues {
+  bool active = async_from_environment();
+  unsigned long seed = 1, max_delay_us = 20;
+  std::vector<std::unique_ptr<WorkQueue>> queues;  // by local device index; grown under shared().mutex
+  Queues() {
+    if (!active) return;
+    seed = setting("TESSEL_ASYNC_SEED", 1);
+    max_delay_us = setting("TESSEL_ASYNC_DELAY_US", 20);
+  }
+};
+Queues& queues() {
+  static Queues* q = new Queues;
+  return *q;
+}
+
+int local_index(int id) { return id - distributed::process_index() * local_device_count(); }
+
+// (shared().mutex held) The queue of the device with this global id, made on first use.
+WorkQueue& queue_of(int id) {
+  auto& q = queues();
+  auto const k = static_cast<std::size_t>(local_index(id));
+  while (q.queues.size() <= k)
+    q.queues.push_back(std::make_unique<WorkQueue>(static_cast<int>(q.queues.size()), q.seed, q.max_delay_us));
+  return *q.queues[k];
+}
+
+void WorkQueue::serve() {
+  queue_thread = true;
+  auto& s = shared();
+  std::unique_lock lock(s.mutex);
+  for (;;) {
+    s.changed.wait(lock, [&] { return stop_ || !items_.empty(); });
+    if (items_.empty()) return;  // stopping, and nothing left
+    Item item = std::move(items_.front());
+    items_.pop_front();
+    if (item.after.device >= 0) {
+      WorkQueue& other = queue_of(item.after.device);
+      s.changed.wait(lock, [&] { return other.done(item.after.ticket); });
+    }
+    lock.unlock();
+    perturb();
+    if (item.work) {
+      std::lock_guard run(s.run);
+      try {
+        item.work(item.label.c_str());
+      } catch (...) {
+        std::lock_guard failed(s.mutex);
+        if (!failure_) failure_ = std::current_exception();
+      }
+    }
+    item = Item{};  // (what the work held goes before it counts as done)
+    lock.lock();
+    ++completed_;
+    s.changed.notify_all();
+  }
+}
+
+// (shared().mutex held) The queue of that device, or null when it has none yet (nothing queued).
+WorkQueue* find_queue(int id) {
+  auto& q = queues();
+  auto const k = static_cast<std::size_t>(local_index(id));
+  return k < q.queues.size() ? q.queues[k].get() : nullptr;
+}
+
+void rethrow(std::exception_ptr failure) {
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+bool host_queues_active() noexcept { return queues().active; }
+bool work_is_asynchronous() noexcept { return queues().active; }
+bool on_queue_thread() noexcept { return queue_thread; }
+
+void submit(Device const& d, char const* label, std::function<void(char const*)> work) {
+  auto& s = shared();
+  {
+    std::lock_guard lock(s.mutex);
+    queue_of(d.id).push(Item{std::move(work), Event{}, label != nullptr ? label : ""});
+  }
+  s.changed.notify_all();
+}
+
+Event record_event(Device const& d) {
+  count(ordering_counts().events);
+  if (!host_queues_active() || on_queue_thread()) return Event{};
+  std::lock_guard lock(shared().mutex);
+  WorkQueue const* q = find_queue(d.id);
+  if (q == nullptr) return Event{};
+  return Event{d.id, q->issued(), nullptr};
+}
+
+void wait_event(Device const& waiter, Event const& e) {
+  if (e.device < 0 || !host_queues_active() || on_queue_thread()) return;
+  auto& s = shared();
+  {
+    std::lock_guard lock(s.mutex);
+    if (e.device == waiter.id) return;  // one queue: already in order
+    if (WorkQueue const* q = find_queue(e.device); q == nullptr || q->done(e.ticket)) return;
+    count(ordering_counts().waits);
+    queue_of(waiter.id).push(Item{{}, e, "tessel::wait"});
+  }
+  s.changed.notify_all();
+}
+
+void fence_devices(std::span<int const> ids) {
+  count(ordering_counts().device_fences);
+  if (!host_queues_active() || on_queue_thread()) {
+    ExecSpace().fence("tessel::fence_device");
+    return;
+  }
+  auto& s = shared();
+  std::exception_ptr failure;
+  {
+    std::unique_lock lock(s.mutex);
+    for (int id : ids) {
+      WorkQueue* q = find_queue(id);
+      if (q == nullptr) continue;
+      std::uint64_t const ticket = q->issued();
+      s.changed.wait(lock, [&] { return q->done(ticket); });
+      if (!failure) failure = q->take_failure();
+    }
+  }
+  rethrow(failure);
+}
+
+void fence_device(Device const& d) {
+  int const id[] = {d.id};
+  fence_devices(id);
+}
+
+void stop_host_queues() {
+  auto& q = queues();
+  std::vector<std::unique_ptr<WorkQueue>> stopping;
+  {
+    std::unique_lock lock(shared().mutex);
+    for (auto& queue : q.queues) {  // all done first: a queue may wait on another's event
+      std::uint64_t const ticket = queue->issued();
+      shared().changed.wait(lock, [&] { return queue->done(ticket); });
+    }
+    stopping.swap(q.queues);
+  }
+  stopping.clear();  // each finishes what it holds, then its thread ends
+}
+
+}  // namespace tessel::detail
