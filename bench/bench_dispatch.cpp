@@ -5,30 +5,58 @@
 // (operator new calls, counted by this binary's replacement), beside one bare Kokkos kernel's launch
 // and fence (BM_bare_kernel_launch). BM_recorded_forward: a jitted body of
 // eight evaluations, replayed from its recorded program against the body run as it is.
+// BM_megatron_mlp_call and BM_gpt2_forward_call: a cached call of GPT-2's Megatron MLP block and of
+// a tiny GPT-2's whole forward on (dp 2, mp 4), small enough that the ordering is the cost. Every
+// benchmark counts, per call, what the runtime asked of the devices' queues (runtime/stream.hpp):
+// launches (kernels, copies, GEMM batches, each on one device), events recorded, waits between
+// devices, and host fences (of some devices, or of all). TESSEL_ASYNC=1 runs them with each
+// device's work on a host thread of its own, as on GPU streams.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
 
 #include "../tests/support/allocation_counter.hpp"
+#include "gpt2.hpp"
 #include "interleaved.hpp"
 #include "tessel/runtime/static_jit.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "tessel/tessel.hpp"
 
 namespace {
 
 using namespace tessel;
 
-// us_per_call and allocs_per_call over the timed loop.
+// The queues' counts now (runtime/stream.hpp).
+struct Ordering {
+  double launches, events, waits, fences;
+  static Ordering now() {
+    auto const& c = detail::ordering_counts();
+    return {static_cast<double>(c.launches.load()), static_cast<double>(c.events.load()),
+            static_cast<double>(c.waits.load()), static_cast<double>(c.device_fences.load() + c.all_fences.load())};
+  }
+};
+
+void count_ordering(benchmark::State& state, Ordering const& before, double calls) {
+  Ordering const after = Ordering::now();
+  state.counters["launches_per_call"] = (after.launches - before.launches) / calls;
+  state.counters["events_per_call"] = (after.events - before.events) / calls;
+  state.counters["waits_per_call"] = (after.waits - before.waits) / calls;
+  state.counters["fences_per_call"] = (after.fences - before.fences) / calls;
+}
+
+// us_per_call, allocs_per_call and the ordering counts over the timed loop.
 template <class Call>
 void time_calls(benchmark::State& state, Call const& call) {
   long a0 = test::allocations();
+  Ordering const o0 = Ordering::now();
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) call();
   double s_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto n = static_cast<double>(state.iterations());
   state.counters["us_per_call"] = s_total / n * 1e6;
   state.counters["allocs_per_call"] = static_cast<double>(test::allocations() - a0) / n;
+  count_ordering(state, o0, n);
 }
 
 constexpr auto add_one = [](auto const& v) { return v + 1.0f; };
@@ -100,8 +128,47 @@ void BM_recorded_forward(benchmark::State& state) {
   state.counters["replay_over_body"] = replay_s / body_s;
 }
 
+// A cached call of GPT-2's Megatron MLP block (LayerNorm, two GEMMs with the hidden dimension over
+// mp, gelu, the all-reduce, the residual) on (dp 2, mp 4): batch 4 x 16 tokens, embd 64, hidden
+// 256. Each call waits for its result.
+void BM_megatron_mlp_call(benchmark::State& state) {
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  models::Gpt2Shardings const s(mesh);
+  std::int64_t const e = 64, f = 4 * e;
+  auto x = random::normal(PRNGKey(1), {4, 16, e}, s.batch);
+  auto g = random::normal(PRNGKey(2), {e}, s.replicated);
+  auto b = random::normal(PRNGKey(3), {e}, s.replicated);
+  auto w_fc = random::normal(PRNGKey(4), {e, f}, s.hidden_cols);
+  auto b_fc = random::normal(PRNGKey(5), {f}, s.hidden_bias);
+  auto w_proj = random::normal(PRNGKey(6), {f, e}, s.hidden_rows);
+  auto b_proj = random::normal(PRNGKey(7), {e}, s.replicated);
+  auto mlp = models::gpt2::mlp_block();
+  (void)mlp(x, g, b, w_fc, b_fc, w_proj, b_proj, 1e-5);  // plans once
+  time_calls(state, [&] { mlp(x, g, b, w_fc, b_fc, w_proj, b_proj, 1e-5).block_until_ready(); });
+}
+
+// A cached call of a tiny GPT-2's whole forward (2 blocks, embd 64, 4 heads, vocabulary 512) on
+// (dp 2, mp 4), batch 2 x 16 tokens: one jitted call, replayed from its recorded program.
+void BM_gpt2_forward_call(benchmark::State& state) {
+  models::Gpt2Config c;
+  c.vocab = 512;
+  c.positions = 32;
+  c.embd = 64;
+  c.heads = 4;
+  c.layers = 2;
+  auto const model = models::random_gpt2<float>(c, make_mesh({2, 4}, {"dp", "mp"}));
+  std::vector<std::int32_t> ids(2 * 16);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i * 7 % 512);
+  Tensor<std::int32_t> tokens = device_put(ids, Shape{2, 16});
+  auto forward = models::jit_forward(model);
+  (void)forward(tokens);  // records
+  time_calls(state, [&] { forward(tokens).block_until_ready(); });
+}
+
 }  // namespace
 
+BENCHMARK(BM_megatron_mlp_call)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_gpt2_forward_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_recorded_forward)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);
 #if TESSEL_STATIC_JIT

@@ -10,6 +10,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/plan/cost_analysis.hpp"
+#include "tessel/runtime/device.hpp"
 #include "tessel/tools/trace.hpp"
 
 namespace tessel {
@@ -36,24 +37,24 @@ ProfileRecorder::~ProfileRecorder() {
 
 void ProfileRecorder::before(plan::Plan const& plan, std::size_t step, RunState const& state) {
   if (previous_) previous_->before(plan, step, state);
-  Kokkos::fence("tessel::profile");
+  fence_all_devices();  // (a step's time is from fence to fence)
   start_us_ = now_us();
 }
 
 void ProfileRecorder::after(plan::Plan const& plan, std::size_t step, RunState const& state) {
-  Kokkos::fence("tessel::profile");
+  fence_all_devices();  // (a step's time is from fence to fence)
   measured_.push_back(now_us() - start_us_);
   ran_.emplace_back(&plan, step);
   if (previous_) previous_->after(plan, step, state);
 }
 
 void ProfileRecorder::start_call() {
-  Kokkos::fence("tessel::profile");
+  fence_all_devices();  // (a step's time is from fence to fence)
   call_start_us_ = now_us();
 }
 
 Profile ProfileRecorder::finish() {
-  Kokkos::fence("tessel::profile");
+  fence_all_devices();  // (a step's time is from fence to fence)
   Profile p;
   p.call_us = now_us() - call_start_us_;
   // Each plan's cost analysis once (a plan stays in the cache while the program runs).

@@ -26,18 +26,29 @@ std::string axes_string(MeshAxes const& mesh, std::vector<int> const& axes) {
 }
 
 // A device buffer with host copies in and out.
+// A buffer the host fills and reads: collectives are ordered on the devices' queues, so the host
+// fences them first (runtime/stream.hpp), and before the memory goes.
 struct Buffer {
   Kokkos::View<std::byte*, MemSpace> view;
   explicit Buffer(std::size_t bytes) : view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "buffer"), bytes) {}
+  Buffer(Buffer const&) = default;
+  Buffer(Buffer&&) = default;
+  Buffer& operator=(Buffer const&) = default;
+  Buffer& operator=(Buffer&&) = default;
+  ~Buffer() {
+    if (view.use_count() == 1 && Kokkos::is_initialized()) fence_all_devices();
+  }
   [[nodiscard]] std::byte* data() const { return view.data(); }
   template <class T>
   void fill(std::vector<T> const& v) const {
+    fence_all_devices();
     Kokkos::View<std::byte*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         reinterpret_cast<std::byte*>(const_cast<T*>(v.data())), v.size() * sizeof(T));
     Kokkos::deep_copy(Kokkos::subview(view, std::pair<std::size_t, std::size_t>(0, h.size())), h);
   }
   template <class T>
   std::vector<T> read(std::int64_t count) const {
+    fence_all_devices();
     std::vector<T> v(static_cast<std::size_t>(count));
     Kokkos::View<std::byte*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
         reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(T));

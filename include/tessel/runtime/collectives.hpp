@@ -6,9 +6,12 @@
 //
 // Every buffer is row-major over a box of the global index space (the box it "holds"), with
 // elements of `dtype`. A member's `out` must not overlap any member's `in` or another member's
-// `out`. A collective waits for all devices' queued work before it starts and when it ends, and
-// checks its arguments before it touches any buffer: a bad call throws tessel::Error and writes
-// nothing. Members are numbered by their place in `group` (device_groups() forms groups over
+// `out`. A collective is ordered on its members' devices (runtime/stream.hpp): it starts after
+// the work queued on every member's device, and every member's later work starts after it; the
+// host fences the members' devices before it reads an `out` or frees a buffer (in-process: the
+// call returns before the work is done where device work is asynchronous; across processes it
+// returns when MPI has moved the data). It checks its arguments before it touches any buffer: a
+// bad call throws tessel::Error and writes nothing. Members are numbered by their place in `group` (device_groups() forms groups over
 // mesh axes in the order collectives expect).
 #include <cstddef>
 #include <cstdint>

@@ -73,6 +73,7 @@ class Tensor {
   [[nodiscard]] std::vector<Shard<T>> addressable_shards() const {
     std::vector<Shard<T>> out;
     detail::note_shard_access();
+    detail::block_until_ready(ref());  // (the host may read the data: its writers first)
     for (auto const& s : ref().shards) {
       if (!s.addressable) continue;
       Shape local = s.index.extent();  // a short or empty shard past an uneven dimension's end

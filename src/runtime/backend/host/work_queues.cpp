@@ -4,9 +4,9 @@
 // its own, as a GPU stream serves it: a launch returns before its work runs, one device's work
 // runs in issue order, and two devices' work interleaves as the threads find it, each item after
 // a seeded random delay (TESSEL_ASYNC_SEED, TESSEL_ASYNC_DELAY_US), so that a missing event
-// changes a value or trips a check instead of passing by luck. Items never run at the same time
-// (one lock): the host's cores serve one kernel at a time, and Kokkos' OpenMP instance and the
-// BLAS see one caller.
+// changes a value or trips a check instead of passing by luck. Two queues' items may run at the
+// same time, as two streams' kernels do (Kokkos' OpenMP instance takes one parallel dispatch at a
+// time itself; the BLAS and oneDNN take concurrent callers).
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +46,6 @@ unsigned long setting(char const* name, unsigned long fallback) {
 struct Shared {
   std::mutex mutex;
   std::condition_variable changed;
-  std::mutex run;  // held while an item's work runs
 };
 Shared& shared() {
   static Shared* s = new Shared;  // (never destroyed: a static ScopeGuard ends after statics)
@@ -81,7 +80,9 @@ class WorkQueue {
     return ++issued_;
   }
   std::uint64_t issued() const { return issued_; }  // (shared().mutex held)
-  bool done(std::uint64_t ticket) const { return completed_ >= ticket; }  // (shared().mutex held)
+  // (shared().mutex held) An event past what was ever queued here is a stopped queue's, whose work
+  // was all done (stop_host_queues).
+  bool done(std::uint64_t ticket) const { return completed_ >= ticket || ticket > issued_; }
   std::exception_ptr take_failure() {  // (shared().mutex held)
     return std::exchange(failure_, nullptr);
   }
@@ -147,7 +148,6 @@ void WorkQueue::serve() {
     lock.unlock();
     perturb();
     if (item.work) {
-      std::lock_guard run(s.run);
       try {
         item.work(item.label.c_str());
       } catch (...) {
