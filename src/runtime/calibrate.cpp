@@ -1,4 +1,5 @@
 #include "tessel/runtime/calibrate.hpp"
+#include "tessel/runtime/stream.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,6 +7,7 @@
 #include <format>
 #include <bit>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,12 +27,15 @@ using Buffer = Kokkos::View<std::byte*, MemSpace>;
 Box range(std::int64_t start, std::int64_t stop) { return Box{{start, stop}}; }
 Box rect(IndexRange rows, IndexRange cols) { return Box{rows, cols}; }
 
-double fastest_us(int repeats, std::function<void()> const& before, std::function<void()> const& run) {
+// Times `run` (a collective over the devices `ids` of this process) to its end on those devices.
+double fastest_us(int repeats, std::span<int const> ids, std::function<void()> const& before,
+                  std::function<void()> const& run) {
   std::vector<double> us;
   for (int r = 0; r < repeats; ++r) {
     if (before) before();
     auto t0 = std::chrono::steady_clock::now();
-    run();  // every collective fences all devices before it returns
+    run();
+    detail::fence_devices(ids);  // (a collective is ordered on the devices' queues: it ends when they are done)
     us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   // The fastest run: other processes' interference only ever adds time.
@@ -79,11 +84,13 @@ void measure(Collectives& c, std::vector<int> const& ids, std::string const& pre
   std::size_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
   std::vector<Buffer> in, out;
   std::vector<GroupMember> group;
+  std::vector<int> local;  // this process's members' devices
   for (int id : ids) {
     if (!is_local_device(id)) {
       group.push_back({id, nullptr, nullptr});
       continue;
     }
+    if (std::find(local.begin(), local.end(), id) == local.end()) local.push_back(id);
     in.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessel::calibrate_in"), largest);
     out.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessel::calibrate_out"), largest);
     Kokkos::deep_copy(in.back(), std::byte{0});  // zeros: valid floats to reduce
@@ -140,8 +147,9 @@ void measure(Collectives& c, std::vector<int> const& ids, std::string const& pre
   std::vector<double> best(runs.size(), 1e300);
   for (int round = 0; round < options.repeats; ++round)
     for (std::size_t j = 0; j < runs.size(); ++j)
-      best[j] = std::min(best[j], fastest_us(result.points[first + j].bytes <= (1 << 20) ? 4 : 1, before, runs[j]));
+      best[j] = std::min(best[j], fastest_us(result.points[first + j].bytes <= (1 << 20) ? 4 : 1, local, before, runs[j]));
   for (std::size_t j = 0; j < runs.size(); ++j) result.points[first + j].measured_us = best[j];
+  detail::fence_devices(local);  // (the buffers go when this returns)
 }
 
 // Fits each named collective's points into its model entry.

@@ -153,8 +153,12 @@ std::vector<int> devices_of(std::span<GroupMember const> group) {
 // every member waits for the workers after.
 class GroupWork {
  public:
-  explicit GroupWork(std::span<GroupMember const> group) : members_(devices_of(group)) {
-    if constexpr (backend::one_kernel_for_all_devices) workers_.assign(members_.begin(), members_.begin() + 1);
+  // `every_member_works`: each member's device runs a part (reduce_scatter), whatever the backend;
+  // otherwise the first member's runs all where the devices share one thread pool.
+  explicit GroupWork(std::span<GroupMember const> group, bool every_member_works = false)
+      : members_(devices_of(group)) {
+    if (backend::one_kernel_for_all_devices && !every_member_works)
+      workers_.assign(members_.begin(), members_.begin() + 1);
     else workers_ = members_;
     detail::wait_for_all(workers_, members_);
   }
@@ -215,7 +219,7 @@ class InProcess final : public Collectives {
         throw Error(std::format("{}: pieces[{}] {} is not inside the reduced box {}", what, k, to_string(pieces[k]),
                                 to_string(held)));
     if (group.empty()) return;
-    GroupWork const ordered(group);
+    GroupWork const ordered(group, true);  // (every member reduces its piece)
     visit(dtype, [&]<class T>(T) {
       auto src = inputs<T>(group);
       visit(op, [&]<ReduceOp Op>() {
