@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <Kokkos_Core.hpp>
+
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/stream.hpp"
@@ -106,8 +108,10 @@ class WorkQueue {
   std::thread thread_;  // (last: it starts serving once the rest exists)
 };
 
+// Off while a Kokkos Tools library is loaded: a tool nests kernels in the regions the host thread
+// pushes (a plan's steps), and kernels launched from queue threads would fall outside them.
 struct Queues {
-  bool active = async_from_environment();
+  bool active = async_from_environment() && !Kokkos::Tools::profileLibraryLoaded();
   unsigned long seed = 1, max_delay_us = 20;
   std::vector<std::unique_ptr<WorkQueue>> queues;  // by local device index; grown under shared().mutex
   Queues() {
