@@ -169,7 +169,7 @@ void CopyBatch::launch(Device const& d, std::size_t element_size) {
   CopyBatch batch;  // (the queued work keeps the tables; this one starts a new batch)
   std::swap(batch, *this);
   host_ = batch.host_;
-  enqueue(d, kernel_label("tessel::copy"), [exec = d.exec, batch = std::move(batch), element_size](char const* name) {
+  enqueue(d, kernel_label("tessel::copy"), [batch = std::move(batch), element_size](ExecSpace const& exec, char const* name) {
     launch_batch(exec, name, batch, element_size);
   });
 }
@@ -190,7 +190,7 @@ void copy_region(Device const& d, std::byte const* src, Box const& src_box, std:
 
 void copy_bytes(Device const& d, std::byte* dst, std::byte const* src, std::size_t n) {
   if (n == 0) return;
-  enqueue(d, kernel_label("tessel::copy"), [exec = d.exec, dst, src, n](char const*) {
+  enqueue(d, kernel_label("tessel::copy"), [dst, src, n](ExecSpace const& exec, char const*) {
     Kokkos::deep_copy(exec, Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged>(dst, n),
                       Kokkos::View<std::byte const*, MemSpace, Kokkos::MemoryUnmanaged>(src, n));
   });
@@ -198,7 +198,7 @@ void copy_bytes(Device const& d, std::byte* dst, std::byte const* src, std::size
 
 void fill_bytes(Device const& d, std::byte* dst, std::size_t n, std::byte value) {
   if (n == 0) return;
-  enqueue(d, kernel_label("tessel::fill"), [exec = d.exec, dst, n, value](char const*) {
+  enqueue(d, kernel_label("tessel::fill"), [dst, n, value](ExecSpace const& exec, char const*) {
     Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged> view(dst, n);
     Kokkos::deep_copy(exec, view, value);
   });

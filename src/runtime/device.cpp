@@ -63,6 +63,7 @@ void set_device_count(int n) {
     throw Error(std::format("set_device_count({}): this is one of {} processes, whose device counts were agreed at "
                             "start-up; set TESSEL_NUM_DEVICES for every process instead",
                             n, distributed::process_count()));
+  detail::stop_host_queues();  // (their work holds the devices; queues are made again on first use)
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   r.built.store(nullptr, std::memory_order_release);

@@ -128,7 +128,7 @@ void permute(Device const& dev, T const* src, Shape const& shape, Order const& o
   g.run = keeps_inner ? g.extent[rank - 1] : 1;
   g.chunk = g.run < backend::copy_chunk ? g.run : backend::copy_chunk;
   g.chunks = (g.run + g.chunk - 1) / g.chunk;
-  enqueue(dev, kernel_label("tessel::transpose"), [exec = dev.exec, g, n, src, dst](char const* label) {
+  enqueue(dev, kernel_label("tessel::transpose"), [g, n, src, dst](ExecSpace const& exec, char const* label) {
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n / g.run * g.chunks),
       KOKKOS_LAMBDA(std::int64_t item) {
@@ -149,7 +149,7 @@ void permute(Device const& dev, T const* src, Shape const& shape, Order const& o
 // n elements of type From as type To, in place of a GEMM operand or from a GEMM's result.
 template <class From, class To>
 void convert(Device const& dev, From const* src, std::int64_t n, To* dst) {
-  enqueue(dev, kernel_label("tessel::convert"), [exec = dev.exec, src, n, dst](char const* label) {
+  enqueue(dev, kernel_label("tessel::convert"), [src, n, dst](ExecSpace const& exec, char const* label) {
     Kokkos::parallel_for(
         label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
         KOKKOS_LAMBDA(std::int64_t i) { dst[i] = static_cast<To>(static_cast<compute_t<From>>(src[i])); });

@@ -21,7 +21,7 @@ bool pool_order_checked() noexcept {
 void check_reused(void* memory, std::size_t bytes, std::span<int const> users) {
   if (!pool_order_checked() || users.empty()) return;
   Device const& first = device(users[0]);
-  enqueue(first, "tessel::pool_order_check::poison", [exec = first.exec, memory, bytes](char const*) {
+  enqueue(first, "tessel::pool_order_check::poison", [memory, bytes](ExecSpace const& exec, char const*) {
     Kokkos::View<std::byte*, MemSpace, Kokkos::MemoryUnmanaged> view(static_cast<std::byte*>(memory), bytes);
     Kokkos::deep_copy(exec, view, std::byte{0xff});
   });

@@ -44,7 +44,7 @@ void fill_shard(Device const& dev, T* out, Box const& index, Shape const& global
     g.start[d] = index[static_cast<std::size_t>(d)].start;
   }
   std::int64_t n = index.num_elements();
-  tessel::detail::enqueue(dev, "tessel::random", [=, exec = dev.exec](char const* label) {
+  tessel::detail::enqueue(dev, "tessel::random", [=](ExecSpace const& exec, char const* label) {
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(std::int64_t e) {
         std::int64_t rest = e, flat = 0;

@@ -132,7 +132,7 @@ Tensor<std::int32_t> axis_index(AxisNames const& axes) {
     auto& shard = t->shards[pos];
     Device const& d = device(shard.device);
     auto* at = reinterpret_cast<std::int32_t*>(shard.bytes.data());
-    tessel::detail::enqueue(d, "tessel::axis_index", [exec = d.exec, at, k](char const*) {
+    tessel::detail::enqueue(d, "tessel::axis_index", [at, k](ExecSpace const& exec, char const*) {
       Kokkos::deep_copy(exec, Kokkos::View<std::int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(at, 1), k);
     });
   }

@@ -27,7 +27,7 @@ constexpr std::size_t bytes = 4096;
 class Gate {
  public:
   explicit Gate(Device const& d) {
-    detail::enqueue(d, "tessel::test::gate", [open = open_.get_future().share()](char const*) { open.wait(); });
+    detail::enqueue(d, "tessel::test::gate", [open = open_.get_future().share()](ExecSpace const&, char const*) { open.wait(); });
   }
   void open() { open_.set_value(); }
 

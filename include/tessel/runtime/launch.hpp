@@ -32,7 +32,7 @@ void for_each_index_now(Exec const& exec, char const* label, std::int64_t n, std
 // Runs f(i) for i in [0, n) on device d, in its order (runtime/stream.hpp).
 template <class F>
 void for_each_index(Device const& d, char const* label, std::int64_t n, std::int64_t work, F const& f) {
-  enqueue(d, label, [exec = d.exec, n, work, f](char const* name) { for_each_index_now(exec, name, n, work, f); });
+  enqueue(d, label, [n, work, f](ExecSpace const& exec, char const* name) { for_each_index_now(exec, name, n, work, f); });
 }
 
 }  // namespace tessel::detail

@@ -22,7 +22,7 @@ namespace tessel::detail {
 template <bool Fused, class Ev, class V>
 void launch_elementwise(Device const& d, char const* label, Ev const& ev, V* out, Space const& space, bool rows,
                         bool unit) {
-  enqueue(d, label, [exec = d.exec, ev, out, space, rows, unit](char const* name) {
+  enqueue(d, label, [ev, out, space, rows, unit](ExecSpace const& exec, char const* name) {
     if constexpr (!backend::specializes_rows) {
       backend::launch_elementwise<false, false>(exec, name, ev, out, space, rows);
     } else {
@@ -50,7 +50,7 @@ void launch_reduce(Device const& d, char const* label, Ev const& ev, V* out, Spa
   using C = compute_t<V>;  // 16-bit floats accumulate in float; each output rounds once
   C scale = Op::divides ? C(1) / static_cast<C>(global_count) : C(1);
   if (outputs >= 64) {
-    enqueue(d, label, [exec = d.exec, ev, out, space, kept, outputs, per_output, scale](char const* name) {
+    enqueue(d, label, [ev, out, space, kept, outputs, per_output, scale](ExecSpace const& exec, char const* name) {
       backend::reduce_many_outputs<Op, C>(exec, name, ev, out, space, kept, outputs, per_output, scale);
     });
   } else {

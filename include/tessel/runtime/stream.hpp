@@ -40,7 +40,11 @@ struct OrderingCounts {
   std::atomic<std::uint64_t> all_fences{0};
 };
 OrderingCounts& ordering_counts() noexcept;
-inline void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
+// A load and a store, not a read-modify-write: the host thread counts (a locked add per launch was
+// most of a cached call's cost); two threads counting at once may lose a count.
+inline void count(std::atomic<std::uint64_t>& c) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 // Whether this process's host queues run device work asynchronously (TESSEL_ASYNC=1 on a host
 // backend); false on GPU backends, whose instances are asynchronous themselves.
@@ -48,22 +52,30 @@ bool host_queues_active() noexcept;
 // Whether launches return before their work is done: host queues, or a GPU backend.
 bool work_is_asynchronous() noexcept;
 // Whether this thread is a host queue's (work running there runs inline: it is already ordered).
-bool on_queue_thread() noexcept;
+inline thread_local bool queue_thread = false;
+inline bool on_queue_thread() noexcept { return queue_thread; }
+// host_queues_active(), read once (it does not change while the process runs).
+inline bool queues_on() noexcept {
+  static bool const on = host_queues_active();
+  return on;
+}
 // Queues `work` on device d's host queue (host_queues_active() only).
-void submit(Device const& d, char const* label, std::function<void(char const*)> work);
+// The devices outlive their queued work: set_device_count and ScopeGuard's end stop the queues first.
+void submit(Device const& d, char const* label, std::function<void(ExecSpace const&, char const*)> work);
 
-// Runs `work(label)`, which launches on d.exec, in d's order: now where launches are asynchronous
-// by themselves (GPU streams) or synchronous (a host without queues), else on d's host queue (with
-// a copy of the label, which may be gone by then). The work is copied: everything it reads must be
-// captured by value (as device lambdas are).
+// Runs `work(d.exec, label)`, which launches on the instance it is given, in d's order: now where
+// launches are asynchronous by themselves (GPU streams) or synchronous (a host without queues),
+// else on d's host queue (with a copy of the label, which may be gone by then). The work is
+// copied: everything it reads must be captured by value (as device lambdas are). The instance is
+// passed, not captured: copying one costs two atomic reference counts per launch.
 template <class F>
 void enqueue(Device const& d, char const* label, F&& work) {
   count(ordering_counts().launches);
-  if (!host_queues_active() || on_queue_thread()) {
-    std::forward<F>(work)(label);
+  if (!queues_on() || on_queue_thread()) {
+    std::forward<F>(work)(d.exec, label);
     return;
   }
-  submit(d, label, std::function<void(char const*)>(std::forward<F>(work)));
+  submit(d, label, std::function<void(ExecSpace const&, char const*)>(std::forward<F>(work)));
 }
 
 // An event after the work queued on d so far.

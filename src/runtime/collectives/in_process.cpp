@@ -94,7 +94,7 @@ void combine_runs(Device const& dev, Pointers<T const> src, Pointers<T> dst, det
   if (item_end <= item_begin) return;
   std::int64_t chunks = (p.run_length + tile - 1) / tile;
   bool const stream = backend::streams(static_cast<std::size_t>(p.runs * p.run_length * dst.n) * sizeof(T));
-  detail::enqueue(dev, detail::kernel_label("tessel::collective"), [=, exec = dev.exec](char const* label) {
+  detail::enqueue(dev, detail::kernel_label("tessel::collective"), [=](ExecSpace const& exec, char const* label) {
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
       KOKKOS_LAMBDA(std::int64_t item) {

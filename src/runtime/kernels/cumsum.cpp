@@ -144,8 +144,7 @@ void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label)
               // Into the device's memory, where the kernel reads it.
               Device const& exec = device(cur.device);
               auto carried = acquire_device_memory(exec, last.size() * sizeof(T));
-              enqueue(exec, label, [to = carried.get(), from = last.data(), bytes = last.size() * sizeof(T),
-                                    space = exec.exec](char const*) {
+              enqueue(exec, label, [to = carried.get(), from = last.data(), bytes = last.size() * sizeof(T)](ExecSpace const& space, char const*) {
                 Kokkos::deep_copy(space, ByteView(to, bytes),
                                   Kokkos::View<std::byte const*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
                                       reinterpret_cast<std::byte const*>(from), bytes));

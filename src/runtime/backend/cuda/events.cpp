@@ -20,8 +20,9 @@ void check(cudaError_t status, char const* what) {
 
 bool host_queues_active() noexcept { return false; }
 bool work_is_asynchronous() noexcept { return true; }
-bool on_queue_thread() noexcept { return false; }
-void submit(Device const&, char const* label, std::function<void(char const*)> work) { work(label); }
+void submit(Device const& d, char const* label, std::function<void(ExecSpace const&, char const*)> work) {
+  work(d.exec, label);
+}
 void stop_host_queues() {}
 
 Event record_event(Device const& d) {

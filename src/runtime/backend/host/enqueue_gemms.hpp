@@ -22,7 +22,7 @@ void enqueue_gemms(std::span<Call const> calls, Run run) {
   int const lead[] = {devices.front()};
   wait_for_all(lead, devices);
   enqueue(device(lead[0]), kernel_label("tessel::gemm"),
-          [run, copy = std::vector<Call>(calls.begin(), calls.end())](char const*) {
+          [run, copy = std::vector<Call>(calls.begin(), calls.end())](ExecSpace const&, char const*) {
             run(std::span<Call const>(copy));
           });
   wait_for_all(devices, lead);

@@ -54,10 +54,9 @@ Shared& shared() {
   return *s;
 }
 
-thread_local bool queue_thread = false;
-
 struct Item {
-  std::function<void(char const*)> work;  // empty: only a wait
+  std::function<void(ExecSpace const&, char const*)> work;  // empty: only a wait
+  Device const* device = nullptr;                            // whose instance the work launches on
   Event after;                 // another queue's event this item waits for first
   std::string label;
 };
@@ -153,7 +152,7 @@ void WorkQueue::serve() {
     perturb();
     if (item.work) {
       try {
-        item.work(item.label.c_str());
+        item.work(item.device->exec, item.label.c_str());
       } catch (...) {
         std::lock_guard failed(s.mutex);
         if (!failure_) failure_ = std::current_exception();
@@ -181,13 +180,12 @@ void rethrow(std::exception_ptr failure) {
 
 bool host_queues_active() noexcept { return queues().active; }
 bool work_is_asynchronous() noexcept { return queues().active; }
-bool on_queue_thread() noexcept { return queue_thread; }
 
-void submit(Device const& d, char const* label, std::function<void(char const*)> work) {
+void submit(Device const& d, char const* label, std::function<void(ExecSpace const&, char const*)> work) {
   auto& s = shared();
   {
     std::lock_guard lock(s.mutex);
-    queue_of(d.id).push(Item{std::move(work), Event{}, label != nullptr ? label : ""});
+    queue_of(d.id).push(Item{std::move(work), &d, Event{}, label != nullptr ? label : ""});
   }
   s.changed.notify_all();
 }
@@ -209,7 +207,7 @@ void wait_event(Device const& waiter, Event const& e) {
     if (e.device == waiter.id) return;  // one queue: already in order
     if (WorkQueue const* q = find_queue(e.device); q == nullptr || q->done(e.ticket)) return;
     count(ordering_counts().waits);
-    queue_of(waiter.id).push(Item{{}, e, "tessel::wait"});
+    queue_of(waiter.id).push(Item{{}, nullptr, e, "tessel::wait"});
   }
   s.changed.notify_all();
 }
