@@ -91,8 +91,7 @@ void wait_for_buffer_writers(TensorImpl const& t) {
 
 void throw_null_tensor() { throw Error("tessel::Tensor: built from a null TensorImpl"); }
 void block_until_ready(TensorImpl const& t) {
-  for (auto const& s : t.shards)
-    if (s.addressable) fence_device(device(s.device));
+  fence_holders(t);
 }
 
 void throw_unset_tensor(DType dtype) {
