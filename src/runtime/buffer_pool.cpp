@@ -14,6 +14,7 @@
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
 #include "tessel/runtime/stream.hpp"
+#include "local_device_ids.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -43,10 +44,7 @@ struct Free {
 std::vector<Event> every_queue_now() {
   std::vector<Event> events;
   if (!work_is_asynchronous() || !Kokkos::is_initialized()) return events;
-  int const n = local_device_count();
-  int const first = device_count() == n ? 0 : distributed::process_index() * n;
-  events.reserve(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k) events.push_back(record_event(device(first + k)));
+  for (int id : local_device_ids()) events.push_back(record_event(device(id)));
   return events;
 }
 

@@ -16,6 +16,7 @@
 #include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "distributed/world.hpp"
+#include "local_device_ids.hpp"
 #include "positive_count.hpp"
 
 namespace tessel {
@@ -129,10 +130,7 @@ void fence_all_devices() {
   auto& counts = detail::ordering_counts();
   detail::count(counts.all_fences);
   if (detail::host_queues_active() && !detail::on_queue_thread()) {
-    int const first = distributed::process_index() * local_device_count();
-    std::vector<int> ids(static_cast<std::size_t>(local_device_count()));
-    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = first + static_cast<int>(k);
-    detail::fence_devices(ids);
+    detail::fence_devices(detail::local_device_ids());
     counts.device_fences.fetch_sub(1, std::memory_order_relaxed);  // (counted as a fence of all)
   }
   Kokkos::fence("tessel::fence_all_devices");
