@@ -25,6 +25,7 @@
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/evaluate.hpp"
 #include "tessel/runtime/jit.hpp"
+#include "tessel/runtime/memory_stats.hpp"
 #include "tessel/runtime/device_put.hpp"
 #include "tessel/runtime/random.hpp"
 #include "tessel/runtime/shard_map.hpp"

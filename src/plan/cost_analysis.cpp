@@ -14,9 +14,6 @@
 
 namespace tessel::plan {
 
-namespace {
-
-// The sharding of what a step makes (as the rules that add each kind of step choose it).
 std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
   NodePlan const& p = plan.nodes[static_cast<std::size_t>(step.node)];
   switch (step.kind) {
@@ -25,6 +22,8 @@ std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
     default: return step.to ? step.to : p.out;
   }
 }
+
+namespace {
 
 std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.block_shape(shape).num_elements(); }
 

@@ -9,6 +9,7 @@
 #include "tessel/plan/cache.hpp"
 #include "tessel/plan/passes.hpp"
 #include "tessel/plan/cost_analysis.hpp"
+#include "tessel/plan/memory_analysis.hpp"
 #include "tessel/plan/placement_note.hpp"
 
 namespace tessel::plan {
@@ -91,7 +92,7 @@ std::string json_string(std::string_view s) {
 
 }  // namespace
 
-std::string to_json(Plan const& plan) {
+std::string to_json(Plan const& plan, MemoryAnalysis const* memory) {
   auto costs = cost_analysis(plan);
   auto strings = [](std::vector<std::string> const& list) {
     std::string out;
@@ -135,6 +136,16 @@ std::string to_json(Plan const& plan) {
   s += std::format(",\n \"cost_analysis\": {{\"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}, "
                    "\"bytes_accessed\": {}, \"estimate_us\": {}}}",
                    flops, read, written, read + written, us);
+  if (memory != nullptr && memory->device >= 0) {
+    std::string devices;
+    for (auto const& d : memory->devices)
+      devices += std::format("{}{{\"device\": {}, \"argument_bytes\": {}, \"output_bytes\": {}, \"temporary_bytes\": {}, "
+                             "\"peak_bytes\": {}, \"peak_step\": {}}}",
+                             devices.empty() ? "" : ", ", d.device, d.argument_bytes, d.output_bytes, d.temporary_bytes,
+                             d.peak_bytes, d.peak_step);
+    s += std::format(",\n \"memory_analysis\": {{\"peak_bytes\": {}, \"device\": {}, \"peak_step\": {}, \"devices\": [{}]}}",
+                     memory->peak_bytes, memory->device, memory->peak_step, devices);
+  }
   if (std::string where = placement_note(); !where.empty()) s += ",\n \"devices\": " + json_string(where);
   return s + "}\n";
 }

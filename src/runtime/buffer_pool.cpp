@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
+#include "tessel/core/fixed_vector.hpp"
+#include "tessel/runtime/memory_stats.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -25,12 +27,52 @@ std::size_t limit_from_environment() {
   return static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
 }
 
-// Sizes are rounded so that tensors of nearly equal size share free lists: to 256 B below 1 MiB
-// (Kokkos' own alignment is 64 B), to whole MiB above.
-std::size_t rounded(std::size_t bytes) {
-  constexpr std::size_t mib = std::size_t{1} << 20;
-  if (bytes < mib) return (bytes + 255) / 256 * 256;
-  return (bytes + mib - 1) / mib * mib;
+// Sizes are rounded so that tensors of nearly equal size share free lists (core/buffer_bytes.hpp).
+std::size_t rounded(std::size_t bytes) { return pool_block_bytes(bytes); }
+
+// Each device's bytes in use and their high-water mark (runtime/memory_stats.hpp), by global id.
+struct Usage {
+  std::mutex mutex;
+  std::vector<DeviceMemoryStats> by_device;
+};
+Usage& usage() {
+  static Usage* u = new Usage;  // never destroyed, as the pool
+  return *u;
+}
+using Charges = FixedVector<MemoryCharge, 16>;  // (more devices of a block than that: charged to the first)
+void charge(Charges const& charges, bool taken) {
+  auto& u = usage();
+  std::lock_guard lock(u.mutex);
+  for (MemoryCharge const& c : charges) {
+    if (c.device < 0) continue;
+    auto const d = static_cast<std::size_t>(c.device);
+    if (d >= u.by_device.size()) u.by_device.resize(d + 1);
+    auto& stats = u.by_device[d];
+    auto const bytes = static_cast<std::int64_t>(c.bytes);
+    stats.bytes_in_use += taken ? bytes : -bytes;
+    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+  }
+}
+// The charges of a block of `size` bytes: as given, the rounding to the first; or all to the
+// first local user.
+Charges charges_of(std::size_t size, std::span<MemoryCharge const> given, std::span<int const> users) {
+  Charges out;
+  if (given.empty()) {
+    for (int user : users)
+      if (is_local_device(user)) {
+        out.push_back({user, size});
+        break;
+      }
+    return out;
+  }
+  std::size_t charged = 0;
+  for (MemoryCharge const& c : given) {
+    if (out.size() == out.capacity()) out[0].bytes += c.bytes;
+    else out.push_back(c);
+    charged += c.bytes;
+  }
+  if (size > charged) out[0].bytes += size - charged;
+  return out;
 }
 
 // A free buffer, with the events after which nothing queued before its release uses it.
@@ -82,7 +124,7 @@ bool skip_waits_for_test = false;
 }  // namespace
 
 std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::size_t bytes,
-                                                 std::span<int const> users) {
+                                                 std::span<int const> users, std::span<MemoryCharge const> charges) {
   std::size_t size = rounded(bytes == 0 ? 1 : bytes);
   int const unit = backend::unit_of(where);
   void* memory = nullptr;
@@ -117,8 +159,12 @@ std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::si
     throw OutOfMemory(std::format("out of device memory: could not allocate {} bytes ({:.3g} GiB) on {}", size,
                                   static_cast<double>(size) / (1 << 30), backend::unit_name(unit)),
                       size);
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory),
-                                    [unit, size](std::byte* m) { give_back(unit, m, size); });
+  Charges charged = charges_of(size, charges, users);
+  charge(charged, true);
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [unit, size, charged](std::byte* m) {
+    charge(charged, false);
+    give_back(unit, m, size);
+  });
 }
 
 std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t bytes) {
@@ -135,6 +181,29 @@ void release_pooled_memory() {
   p.free.clear();
   p.cached = 0;
 }
+
+}  // namespace tessel::detail
+
+namespace tessel {
+
+DeviceMemoryStats memory_stats(int device) {
+  if (!is_local_device(device))
+    throw Error(std::format("memory_stats: device {} is not one of this process's devices", device));
+  auto& u = detail::usage();
+  std::lock_guard lock(u.mutex);
+  auto const d = static_cast<std::size_t>(device);
+  return d < u.by_device.size() ? u.by_device[d] : DeviceMemoryStats{};
+}
+
+void reset_peak_memory_stats() {
+  auto& u = detail::usage();
+  std::lock_guard lock(u.mutex);
+  for (auto& stats : u.by_device) stats.peak_bytes_in_use = stats.bytes_in_use;
+}
+
+}  // namespace tessel
+
+namespace tessel::detail {
 
 std::size_t pooled_bytes() {
   auto& p = pool();

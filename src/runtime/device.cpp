@@ -154,10 +154,16 @@ OrderingCounts& ordering_counts() noexcept {
 }
 }  // namespace detail
 
-// The devices are made at start-up, so that a placement the machine cannot give fails here.
+// The devices are made at start-up, so that their placement is printed by explain from the first
+// plan on. A start-up setting the machine cannot honour (TESSEL_NUM_DEVICES, TESSEL_GPUS) is not
+// thrown from here: a guard is made outside any try block, where a throw ends the program through
+// std::terminate. The same tessel::Error is thrown again, catchably, by the first call that needs
+// the devices (device_count(), make_mesh, device_put, ...), which re-reads the setting.
 void ScopeGuard::start() {
   try {
     (void)device_placement();
+  } catch (Error const&) {
+    // (kept for the first call that needs the devices: it fails the same way)
   } catch (...) {
     if (owns_kokkos_) {
       Kokkos::finalize();

@@ -13,6 +13,7 @@
 
 #include "tessel/core/device_groups.hpp"
 #include "tessel/runtime/collectives.hpp"
+#include "tessel/runtime/memory_check.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
 #include "tessel/runtime/step_observer.hpp"
@@ -255,6 +256,7 @@ void agree_on_plan(plan::Plan const& plan) {
 
 StepKernels bind_kernels(plan::Plan const& plan, std::vector<KernelFn> const& regions) {
   agree_on_plan(plan);
+  check_plan_fits(plan);  // (once per plan: its kernels are bound once)
   StepKernels kernels(plan.steps.size(), nullptr);
   for (std::size_t k = 0; k < plan.steps.size(); ++k) {
     auto const& step = plan.steps[k];

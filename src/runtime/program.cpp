@@ -5,10 +5,13 @@
 #include <atomic>
 #include <format>
 #include <string>
+#include <unordered_set>
 
 #include "tessel/expr/manual_scope.hpp"
 #include "tessel/plan/plan.hpp"
+#include "tessel/runtime/memory_check.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
+#include "tessel/runtime/device.hpp"
 
 namespace tessel::detail {
 
@@ -149,6 +152,109 @@ ImplPtr Program::run(std::vector<ImplPtr> const& arguments) const {
     for (int j : step.release) made[static_cast<std::size_t>(j)].reset();
   }
   return value(result_);
+}
+
+plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& arguments) const {
+  plan::MemoryLayout const layout = memory_layout();
+  auto const n = static_cast<std::size_t>(device_count());
+  std::vector<std::int64_t> live(n, 0), held(n, 0), peak(n, 0);
+  std::vector<int> peak_step(n, -1);
+  auto add = [&](plan::ValueMemory const& m, int sign) {
+    for (std::size_t d = 0; d < std::min(n, m.bytes.size()); ++d) live[d] += sign * m.bytes[d];
+  };
+  // The arguments and constants, each tensor once.
+  std::unordered_set<TensorImpl const*> seen;
+  for (auto const* list : {&arguments, &constants_})
+    for (auto const& t : *list)
+      if (t && seen.insert(t.get()).second) add(held_memory(*t), +1);
+  held = live;
+  peak = live;
+  struct Made {
+    plan::ValueMemory memory;
+    bool own = true;  // false: the memory of a value it was given (a view of it)
+    Shape shape;
+    int dtype_bytes = 0;
+  };
+  std::vector<Made> made(steps_.size());
+  auto memory_of = [&](ProgramValue v) -> plan::ValueMemory {
+    switch (v.from) {
+      case ProgramValue::From::argument: return held_memory(*arguments[static_cast<std::size_t>(v.index)]);
+      case ProgramValue::From::step: return made[static_cast<std::size_t>(v.index)].memory;
+      case ProgramValue::From::constant: break;
+    }
+    return held_memory(*constants_[static_cast<std::size_t>(v.index)]);
+  };
+  std::vector<plan::MemoryAnalysis> plans(steps_.size());
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    ProgramStep const& step = steps_[k];
+    std::vector<std::int64_t> extra(n, 0);
+    Made& result = made[k];
+    if (step.plan == nullptr) {  // device_put to another sharding: a new tensor (runtime/reshard.hpp)
+      ProgramValue const from = step.tensors.front().second;
+      if (from.from == ProgramValue::From::step) {
+        result.shape = made[static_cast<std::size_t>(from.index)].shape;
+        result.dtype_bytes = made[static_cast<std::size_t>(from.index)].dtype_bytes;
+      } else {
+        TensorImpl const& t = from.from == ProgramValue::From::argument ? *arguments[static_cast<std::size_t>(from.index)]
+                                                                       : *constants_[static_cast<std::size_t>(from.index)];
+        result.shape = t.shape;
+        result.dtype_bytes = static_cast<int>(size_of(t.dtype));
+      }
+      result.memory = plan::value_memory(result.shape, result.dtype_bytes, *step.reshard_to, layout, false);
+      for (std::size_t d = 0; d < std::min(n, result.memory.bytes.size()); ++d) extra[d] = result.memory.bytes[d];
+    } else {
+      std::vector<std::optional<plan::ValueMemory>> given(step.nodes);
+      for (auto const& [node, v] : step.tensors) given[node] = memory_of(v);
+      plans[k] = plan::memory_analysis(*step.plan, layout, given);
+      for (auto const& d : plans[k].devices)
+        if (static_cast<std::size_t>(d.device) < n) extra[static_cast<std::size_t>(d.device)] = d.peak_bytes - d.argument_bytes;
+      result.shape = step.plan->graph.back().shape;
+      result.dtype_bytes = static_cast<int>(step.plan->graph.back().dtype_bytes);
+      if (plans[k].result_input >= 0) {
+        result.own = false;
+        result.memory = *given[static_cast<std::size_t>(plans[k].result_input)];
+      } else {
+        result.memory = plans[k].result;
+      }
+    }
+    for (std::size_t d = 0; d < n; ++d)
+      if (live[d] + extra[d] > peak[d]) {
+        peak[d] = live[d] + extra[d];
+        peak_step[d] = static_cast<int>(k);
+      }
+    if (result.own) add(result.memory, +1);
+    for (int j : step.release)
+      if (made[static_cast<std::size_t>(j)].own) add(made[static_cast<std::size_t>(j)].memory, -1);
+  }
+  plan::MemoryAnalysis m;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (peak[d] == 0) continue;
+    plan::DeviceMemory dm;
+    dm.device = static_cast<int>(d);
+    dm.argument_bytes = held[d];
+    if (result_.from == ProgramValue::From::step && made[static_cast<std::size_t>(result_.index)].own) {
+      auto const& r = made[static_cast<std::size_t>(result_.index)].memory.bytes;
+      dm.output_bytes = d < r.size() ? r[d] : 0;
+    }
+    dm.peak_bytes = peak[d];
+    dm.peak_step = peak_step[d];
+    dm.temporary_bytes = std::max<std::int64_t>(0, dm.peak_bytes - dm.argument_bytes - dm.output_bytes);
+    if (m.device < 0 || dm.peak_bytes > m.peak_bytes) {
+      m.device = dm.device;
+      m.peak_bytes = dm.peak_bytes;
+      m.peak_step = dm.peak_step;
+    }
+    m.devices.push_back(dm);
+  }
+  if (m.peak_step >= 0) {
+    auto const& at = plans[static_cast<std::size_t>(m.peak_step)];
+    m.peak_label = std::format("step {}", m.peak_step + 1);
+    if (steps_[static_cast<std::size_t>(m.peak_step)].plan != nullptr && at.peak_step >= 0)
+      m.peak_label += std::format(" (its {})", at.peak_label);
+    for (auto const& b : at.largest_live) m.largest_live.push_back({std::format("step {} {}", m.peak_step + 1, b.what), b.bytes});
+  }
+  if (result_.from == ProgramValue::From::step) m.result = made[static_cast<std::size_t>(result_.index)].memory;
+  return m;
 }
 
 std::string Program::explain() const {

@@ -170,7 +170,6 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   // This process's shards on one unit (one host, or one GPU: runtime/device_placement.hpp) share
   // one block of the pool, each at an offset aligned as Kokkos aligns: one pool look-up and one
   // owner per tensor and unit instead of one per shard.
-  constexpr std::size_t align = 256;
   struct Block {
     ExecSpace const* exec;  // (a device's instance on the unit: where the block is allocated)
     int unit;
@@ -211,12 +210,24 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
         throw Error(std::format("tessel: internal error: shard {} cannot share shard {}'s buffer", position, o));
       continue;  // shares its owner's buffer
     }
-    std::size_t const aligned = (bytes + align - 1) / align * align;
+    std::size_t const aligned = aligned_shard_bytes(bytes);
     block->total += aligned;
     largest = std::max(largest, bytes);
   }
   try {
-    for (Block& b : blocks) b.memory = acquire_device_memory(*b.exec, b.total, mesh.device_ids());
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      // Each device is charged its own shards (core/buffer_bytes.hpp; more than the list holds: the first).
+      FixedVector<MemoryCharge, 16> charges;
+      for (std::size_t pos = 0; pos < places.size(); ++pos) {
+        bool const owns = owner.empty() || owner[pos] == pos;
+        if (!t->shards[pos].addressable || !owns || places[pos].block != k) continue;
+        std::size_t const aligned = aligned_shard_bytes(static_cast<std::size_t>(t->shards[pos].index.num_elements()) * size_of(dtype));
+        if (charges.size() < charges.capacity()) charges.push_back({t->shards[pos].device, aligned});
+        else charges[0].bytes += aligned;
+      }
+      blocks[k].memory = acquire_device_memory(*blocks[k].exec, blocks[k].total, mesh.device_ids(),
+                                               std::span<MemoryCharge const>(charges.begin(), charges.end()));
+    }
   } catch (OutOfMemory const& e) {
     std::size_t total = 0;
     for (Block const& b : blocks) total += b.total;

@@ -184,6 +184,9 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
 std::string to_string(Plan const& plan);
 // The plan as JSON: {"fingerprint", "steps": [{"kind", "label", "node", "operands", "devices",
 // "bytes", "estimate_us", cost fields (plan/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
-std::string to_json(Plan const& plan);
+// With `memory`, its memory analysis too ("memory_analysis": the peak, its device and step, and
+// each device's arguments, output, temporaries and peak; plan/memory_analysis.hpp).
+struct MemoryAnalysis;
+std::string to_json(Plan const& plan, MemoryAnalysis const* memory = nullptr);
 
 }  // namespace tessel::plan

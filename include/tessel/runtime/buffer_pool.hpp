@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 
+#include "tessel/core/buffer_bytes.hpp"
 #include "tessel/runtime/device.hpp"
 
 namespace tessel::detail {
@@ -20,9 +21,11 @@ namespace tessel::detail {
 // Memory of the unit `where` runs on (its GPU, or the host), at least `bytes` long, returned to
 // that unit's free lists when the last owner lets go. `users` (global device ids; other
 // processes' are passed over) are the devices whose queues use it first: each waits for the
-// buffer's last users.
+// buffer's last users. `charges` say which devices hold how much of it (runtime/memory_stats.hpp;
+// the pool's rounding goes to the first); none: all of it is the first local user's.
 std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::size_t bytes,
-                                                 std::span<int const> users);
+                                                 std::span<int const> users,
+                                                 std::span<MemoryCharge const> charges = {});
 // A temporary of one device's work.
 std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t bytes);
 // Makes the pool hand buffers out without the waits for their last users: only for the test that

@@ -9,6 +9,7 @@
 #include "tessel/expr/node.hpp"
 #include "tessel/plan/cache.hpp"
 #include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/memory_check.hpp"
 #include "tessel/runtime/program.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/shard_map_scope.hpp"
@@ -53,14 +54,24 @@ Tensor<T>::Tensor(E const& e) : Tensor(eval(e)) {}
 // The plan of an expression as text: kernels with the ops they fuse, collectives with mesh axes,
 // bytes and estimated cost, reshards with the operand that needs them; one line per instruction
 // the executor runs.
+// Then what each device holds: the memory analysis's peak, where it is reached, and what is live there.
 template <Expression E>
 std::string explain(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
-  return plan::to_string(plan_of(e, out));
+  plan::Plan const& p = plan_of(e, out);
+  return plan::to_string(p) + plan::memory_analysis_text(plan::memory_analysis(p, detail::memory_layout()));
 }
 // The same instructions as JSON (plan::to_json), with their Kokkos Tools labels.
 template <Expression E>
 std::string explain_json(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
-  return plan::to_json(plan_of(e, out));
+  plan::Plan const& p = plan_of(e, out);
+  auto const memory = plan::memory_analysis(p, detail::memory_layout());
+  return plan::to_json(p, &memory);
+}
+// What each device holds while the expression's plan runs, as JAX's compiled.memory_analysis()
+// (plan/memory_analysis.hpp): its tensors taken as device_put makes them.
+template <Expression E>
+plan::MemoryAnalysis memory_analysis(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
+  return plan::memory_analysis(plan_of(e, out), detail::memory_layout());
 }
 
 }  // namespace tessel

@@ -116,7 +116,8 @@ class Jitted {
     if constexpr (returns_tensor<Args...>) {
       // A recorded body is explained from its program: nothing runs once it is recorded.
       auto const* entry = recorded(std::index_sequence_for<Args...>{}, args...);
-      if (entry && entry->program) return entry->program->explain();
+      if (entry && entry->program)
+        return entry->program->explain() + plan::memory_analysis_text(memory_analysis(args...));
       if (entry) not_recorded = "not recorded (a replay would not repeat " + entry->why_not + "), so the body ran again:\n";
     }
     detail::ShardMapExplainer inside;
@@ -124,6 +125,13 @@ class Jitted {
         trace(std::index_sequence_for<Args...>{}, [&](auto const& e) { return tessel::explain(e, out_); }, args...);
     if (inside.empty()) return not_recorded + own;
     return not_recorded + "evaluated inside the function:\n" + inside.text() + "-- the function's own plan:\n" + own;
+  }
+  // What each device holds while a call with these arguments runs, as JAX's
+  // jitted.lower(...).compile().memory_analysis() (plan/memory_analysis.hpp): a recorded body's
+  // whole program (recorded by one call if it is not yet), else the plan of the expression it returns.
+  template <class... Args>
+  [[nodiscard]] plan::MemoryAnalysis memory_analysis(Args const&... args) const {
+    return analyse_memory(std::index_sequence_for<Args...>{}, args...);
   }
   template <class... Args>
   [[nodiscard]] plan::Plan const& plan(Args const&... args) const {
@@ -217,6 +225,15 @@ class Jitted {
     if (detail::program_recorder != nullptr || detail::active_shard_map_mesh() != nullptr) return nullptr;
     (void)call_recorded(place(args, I)...);
     return find(place(args, I)...);
+  }
+
+  template <std::size_t... I, class... Args>
+  plan::MemoryAnalysis analyse_memory(std::index_sequence<I...> seq, Args const&... args) const {
+    if constexpr (returns_tensor<Args...>) {
+      if (auto const* entry = recorded(seq, args...); entry && entry->program)
+        return entry->program->memory_analysis(key_of(place(args, I)...).tensors);
+    }
+    return plan::memory_analysis(plan(args...), detail::memory_layout());
   }
 
   template <std::size_t... I, class G, class... Args>

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tessel/core/named_sharding.hpp"
+#include "tessel/plan/memory_analysis.hpp"
 #include "tessel/runtime/execute.hpp"
 #include "tessel/runtime/replay_hooks.hpp"
 
@@ -52,6 +53,10 @@ class Program {
   [[nodiscard]] ImplPtr run(std::vector<ImplPtr> const& arguments) const;
   // The plans one call runs: each distinct plan once, with the steps that run it.
   [[nodiscard]] std::string explain() const;
+  // What each device holds while a call with these arguments runs (plan/memory_analysis.hpp): the
+  // arguments and the program's constants (weights it reads), each step's result until the last
+  // step that reads it, and each plan's own temporaries.
+  [[nodiscard]] plan::MemoryAnalysis memory_analysis(std::vector<ImplPtr> const& arguments) const;
   [[nodiscard]] std::size_t steps() const { return steps_.size(); }
 
  private:

@@ -1,0 +1,32 @@
+#pragma once
+// How much memory a tensor's shards take: the one rule the buffer pool allocates by and the memory
+// analysis (plan/memory_analysis.hpp) predicts with. A tensor's shards on one unit (one host, or one
+// GPU split into logical devices) are one block of the pool, each shard at an offset aligned as
+// Kokkos aligns; the block is rounded up as the pool rounds sizes, so that tensors of nearly equal
+// size share its free lists. Each device is charged its shards' aligned bytes, and the block's
+// first device the rounding too.
+#include <cstddef>
+
+namespace tessel {
+
+inline constexpr std::size_t shard_alignment = 256;
+
+constexpr std::size_t aligned_shard_bytes(std::size_t bytes) {
+  return (bytes + shard_alignment - 1) / shard_alignment * shard_alignment;
+}
+
+// To 256 B below 1 MiB, to whole MiB above (an empty block takes 256 B).
+constexpr std::size_t pool_block_bytes(std::size_t bytes) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  if (bytes == 0) bytes = 1;
+  if (bytes < mib) return (bytes + 255) / 256 * 256;
+  return (bytes + mib - 1) / mib * mib;
+}
+
+// What one device of a block is charged.
+struct MemoryCharge {
+  int device = -1;
+  std::size_t bytes = 0;
+};
+
+}  // namespace tessel
