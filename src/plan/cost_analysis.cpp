@@ -14,15 +14,6 @@
 
 namespace tessel::plan {
 
-std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
-  NodePlan const& p = plan.nodes[static_cast<std::size_t>(step.node)];
-  switch (step.kind) {
-    case StepKind::kernel: return p.partial ? p.partial : p.after_collective ? p.after_collective : p.out;
-    case StepKind::view: return p.after_collective ? p.after_collective : p.out;
-    default: return step.to ? step.to : p.out;
-  }
-}
-
 namespace {
 
 std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.block_shape(shape).num_elements(); }

@@ -5,7 +5,9 @@
 namespace tessel::plan {
 
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model) {
-  return plan_program(std::move(graph), requested, model);
+  Plan plan = plan_program(std::move(graph), requested, model);
+  plan.last_read = last_reads(plan);
+  return plan;
 }
 
 }  // namespace tessel::plan

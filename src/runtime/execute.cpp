@@ -178,6 +178,9 @@ ImplPtr execute(plan::Plan const& plan, StepKernels const& kernels, RunState& st
     } else {
       run_step(plan, step, kernels[k], state);
     }
+    // What no later step reads is dropped now (its memory back to the pool), not when the plan ends.
+    for (int o : step.operands)
+      if (plan::drops_after(plan.last_read, step, k, o)) state.values[static_cast<std::size_t>(o)].reset();
   }
   return state.values[static_cast<std::size_t>(plan.slot.back())];
 }

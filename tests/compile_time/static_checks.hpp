@@ -40,6 +40,9 @@ void check_static_program(F const& f, Mesh const& mesh, G const& reference) {
   INFO("static:\n" << plan::to_string(*bound) << "run time:\n" << plan::to_string(dynamic));
   CHECK(bound->fingerprint() == dynamic.fingerprint());
   CHECK(bound->steps.size() == step.plan.size());
+  // The compiler's memory analysis is the run-time one's, each device a unit of its own.
+  CHECK(step.plan.peak_bytes_per_device() == plan::memory_analysis(dynamic, plan::MemoryLayout{}).peak_bytes);
+  CHECK(step.plan.peak_bytes_per_device() > 0);
   if (out) CHECK(y.sharding() == *out);
   auto want = std::apply([&](auto const&... a) { return eval(reference(whole(a)...)); }, args);
   require_close(y.to_host(), want.to_host());

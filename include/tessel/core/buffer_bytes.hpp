@@ -6,6 +6,7 @@
 // size share its free lists. Each device is charged its shards' aligned bytes, and the block's
 // first device the rounding too.
 #include <cstddef>
+#include <cstdint>
 
 namespace tessel {
 
@@ -28,5 +29,12 @@ struct MemoryCharge {
   int device = -1;
   std::size_t bytes = 0;
 };
+
+// Sizes in binary units: 80_GiB, 512_MiB, 64_KiB.
+inline namespace literals {
+constexpr std::int64_t operator""_KiB(unsigned long long n) { return static_cast<std::int64_t>(n) << 10; }
+constexpr std::int64_t operator""_MiB(unsigned long long n) { return static_cast<std::int64_t>(n) << 20; }
+constexpr std::int64_t operator""_GiB(unsigned long long n) { return static_cast<std::int64_t>(n) << 30; }
+}  // namespace literals
 
 }  // namespace tessel

@@ -33,9 +33,6 @@ struct InstructionCost {
 
 // One entry per plan step, in order.
 std::vector<InstructionCost> cost_analysis(Plan const& plan);
-// The sharding of what a step makes (as the rules that add each kind of step choose it); none for
-// a step that makes no tensor.
-std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step);
 
 // Each device's GEMM problem, from the dot's dimension numbers, its lhs block and result block.
 struct GemmDims {

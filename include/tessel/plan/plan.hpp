@@ -1,6 +1,7 @@
 #pragma once
 // A plan: for every node of the graph, the sharding its value has and what it costs to get it
 // there; and the instructions the executor runs, in order, which explain prints.
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -141,6 +142,11 @@ constexpr int count_steps(std::span<S const> steps, Collective c) {
 // The value slot a step writes.
 constexpr int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
 
+struct Plan;
+// The sharding of what a step makes (as the rules that add each kind of step choose it); none for
+// a step that makes no tensor.
+constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step);
+
 struct Plan {
   Graph graph;
   std::vector<NodePlan> nodes;
@@ -151,6 +157,10 @@ struct Plan {
   // Value slots a run holds: one per node, and one more per node that keeps_own (its result
   // reshard's, at graph.size() + node). Set with `slot` (assign_slots).
   std::size_t slots = 0;
+  // For each value slot, the step after which no later step reads it (last_reads): the executor
+  // drops the slot's value there, so a temporary lives only as long as it is read. Empty: values
+  // live until the plan ends.
+  std::vector<int> last_read;
   // Which cost model priced it (explain's last line): "defaults", a calibrated file's, or a
   // static_jit program's own constant (plans made by the compiler never read a calibrated file).
   std::string priced_by = "defaults";
@@ -175,6 +185,30 @@ struct Plan {
   // Step k's part of it (processes whose fingerprints differ find the first step that does).
   [[nodiscard]] std::uint64_t step_fingerprint(std::size_t k) const;
 };
+
+// For each value slot, the last step that reads it (-1: none does), and never for the result's
+// slot (the step count). A step does not drop the slot it writes.
+constexpr std::vector<int> last_reads(Plan const& plan) {
+  std::vector<int> last(std::max(plan.slots, plan.graph.size()), -1);
+  for (std::size_t k = 0; k < plan.steps.size(); ++k)
+    for (int o : plan.steps[k].operands) last[static_cast<std::size_t>(o)] = static_cast<int>(k);
+  if (!plan.slot.empty()) last[static_cast<std::size_t>(plan.slot.back())] = static_cast<int>(plan.steps.size());
+  return last;
+}
+
+// Whether step k drops operand slot `o` after it runs (last_read).
+constexpr bool drops_after(std::span<int const> last_read, Step const& step, std::size_t k, int o) {
+  return !last_read.empty() && last_read[static_cast<std::size_t>(o)] == static_cast<int>(k) && o != result_slot(step);
+}
+
+constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step) {
+  NodePlan const& p = plan.nodes[static_cast<std::size_t>(step.node)];
+  switch (step.kind) {
+    case StepKind::kernel: return p.partial ? p.partial : p.after_collective ? p.after_collective : p.out;
+    case StepKind::view: return p.after_collective ? p.after_collective : p.out;
+    default: return step.to ? step.to : p.out;
+  }
+}
 
 // Sharding propagation (GSPMD-style), collective choice and fusion boundaries for a graph whose
 // root must come out with `requested` (or with whatever propagation gives, when absent).

@@ -31,6 +31,7 @@
 #include "tessel/core/static_check.hpp"
 #include "tessel/expr/node.hpp"
 #include "tessel/plan/detail/make_plan.hpp"
+#include "tessel/plan/memory_analysis.hpp"
 
 namespace tessel {
 
@@ -96,6 +97,12 @@ struct StaticPlan {
   std::array<StaticStep, MaxSteps> steps{};
   std::size_t num_steps = 0;
   std::optional<NamedSharding> requested;  // the output sharding asked for, over the abstract mesh
+  // Its memory analysis (plan/memory_analysis.hpp), each device taken as a unit of its own (a GPU
+  // each: replicas never share a buffer, so no run holds more): the most bytes a device holds at
+  // once, which device (a mesh position) and after which step (-1: its arguments alone).
+  std::int64_t peak_bytes = 0;
+  int peak_device = -1;
+  int peak_step = -1;
 
   [[nodiscard]] constexpr std::size_t size() const { return num_steps; }
   [[nodiscard]] constexpr std::span<StaticStep const> listed() const { return {steps.data(), num_steps}; }
@@ -136,6 +143,18 @@ struct StaticPlan {
   }
   [[nodiscard]] constexpr bool out_is(PartitionSpec const& spec) const {
     return ShardLayout::error(mesh, spec).empty() && ShardLayout(mesh, out_spec()) == ShardLayout(mesh, spec);
+  }
+  // What static_assert(plan.peak_bytes_per_device() <= 80_GiB) asks (core/buffer_bytes.hpp's literals).
+  [[nodiscard]] constexpr std::int64_t peak_bytes_per_device() const { return peak_bytes; }
+  // "" when every device holds at most `limit` bytes at once; else why not, with the numbers
+  // (TESSEL_STATIC_ASSERT_FITS prints it).
+  [[nodiscard]] constexpr Message fits(std::int64_t limit) const {
+    Message m;
+    if (peak_bytes <= limit) return m;
+    m << "static_plan: the plan needs " << peak_bytes << " bytes on device " << static_cast<std::int64_t>(peak_device)
+      << " (mesh position) after step " << static_cast<std::int64_t>(peak_step) << ", more than the " << limit
+      << " bytes allowed";
+    return m;
   }
   // The estimate of the whole plan by the model it was made with (microseconds).
   [[nodiscard]] constexpr double estimate_us() const {
@@ -231,6 +250,11 @@ constexpr auto make_static_plan() {
   }
   out.num_steps = p.steps.size();
   for (std::size_t k = 0; k < p.steps.size(); ++k) out.steps[k] = static_step(p.steps[k], g);
+  p.last_read = last_reads(p);  // (as make_plan's)
+  MemoryAnalysis const memory = memory_analysis(p, MemoryLayout{}, {}, false);
+  out.peak_bytes = memory.peak_bytes;
+  out.peak_device = memory.device;
+  out.peak_step = memory.peak_step;
   return out;
 }
 
@@ -250,3 +274,8 @@ constexpr auto static_plan(F const&) {
 }
 
 }  // namespace tessel
+
+// static_assert that a statically planned function fits in `limit` bytes per device, failing with
+// the plan's peak, its device and step (GCC >= 14 or C++26: core/static_check.hpp), e.g.
+//   TESSEL_STATIC_ASSERT_FITS(static_plan<Megatron>(block), 80_GiB);
+#define TESSEL_STATIC_ASSERT_FITS(plan, limit) TESSEL_DETAIL_STATIC_ASSERT_MESSAGE((plan).fits(limit))

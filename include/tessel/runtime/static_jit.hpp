@@ -122,6 +122,7 @@ class StaticJit {
       plan::StaticStep bound = k < p.steps.size() ? plan::static_step(p.steps[k], p.graph) : plan::StaticStep{};
       if (!(compiled == bound)) detail::throw_static_mismatch(k, detail::static_step_text(compiled), detail::static_step_text(bound));
     }
+    p.last_read = plan::last_reads(p);  // (as make_plan's: values dropped after their last read)
     p.priced_by = requires { Program::cost_model; } ? "the program's own constant (static_jit)"
                                                      : "defaults (static_jit: a calibrated model prices run-time plans only)";
     kernels_ = detail::bind_kernels<E>(p);
