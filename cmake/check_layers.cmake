@@ -1,4 +1,4 @@
-# Layers only look down: core -> expr -> plan -> runtime -> tools (DESIGN.md). A header under
+# Layers only look down: core -> expr -> plan -> runtime -> tools (docs/design.md). A header under
 # include/tessel/LAYER/ or a source under src/LAYER/ may include tessel/L/ only for a layer L at or
 # below its own; library sources include nothing from bench/, examples/ or apps/.
 #   cmake -DROOT=<checkout> -P cmake/check_layers.cmake

@@ -4,8 +4,9 @@
 // safetensors file, laid out for Megatron tensor parallelism over a mesh axis `mp` and data
 // parallelism over `dp`: attention heads and the MLP's hidden dimension split over mp (so each
 // block needs one all-reduce after attention and one after the MLP), the vocabulary split over mp
-// in the embedding and the logits, the batch over dp. Shared by examples/gpt2.cpp, its test and
-// its benchmark.
+// in the embedding and the logits, the batch over dp. Shared by examples/example_gpt2.cpp, its
+// test (tests/models/test_gpt2.cpp), the benchmarks bench_gpt2 and bench_dispatch,
+// tests/plan/test_xla_parity.cpp and the pipelined forward (models/gpt2_pipeline.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

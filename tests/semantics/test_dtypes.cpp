@@ -114,7 +114,7 @@ void with_dtype(std::string const& n, F&& f) {
 }
 
 // XLA:CPU runs with denormals flushed: a float-to-float cast involving float64 turns a subnormal
-// input, or a subnormal float32 on the way, into zero (README "Semantics worth knowing"); tessel
+// input, or a subnormal float32 on the way, into zero (docs/semantics.md, "Subnormals"); tessel
 // keeps them. These rows are left out (and counted).
 template <class From, class To>
 bool flushed_by_xla(From x) {
@@ -143,7 +143,7 @@ void check_cast(DBlock const& b) {
       }
       INFO(b.header[0] << " " << b.rows[i][0] << " -> " << b.header[1] << ": JAX " << b.rows[i][1] << ", tessel "
                        << shown(To(got[i])) << " on " << to_string(s));
-      // Across float widths only NaN-ness is promised of a NaN input (payloads: README).
+      // Across float widths only NaN-ness is promised of a NaN input (docs/semantics.md, "NaN payloads").
       if (is_nan(x[i]) && FloatingElement<To>) CHECK(is_nan(To(got[i])));
       else CHECK(same<To>(got[i], want[i]));
     }

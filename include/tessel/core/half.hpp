@@ -1,9 +1,10 @@
 #pragma once
 // 16-bit floating storage types: bfloat16 (8 exponent bits, 7 mantissa bits: float32's range) and
 // float16 (IEEE binary16). They are storage, not arithmetic: kernels load them as float, compute
-// in float and round each op's result, as XLA does (README, "Half precision"). Conversions round
-// to nearest even and keep infinities, signed zeros and subnormals exactly; a NaN becomes XLA's:
-// 0x7fc0 with its sign for bfloat16, a quiet NaN keeping the high payload bits for float16.
+// in float and round each op's result, as XLA does (docs/semantics.md, "Half precision").
+// Conversions round to nearest even and keep infinities, signed zeros and subnormals exactly; a
+// NaN becomes XLA's: 0x7fc0 with its sign for bfloat16, a quiet NaN keeping the high payload bits
+// for float16.
 //
 // Kokkos' bhalf_t and half_t are plain `float` on host backends (4 bytes), so they cannot be the
 // storage of a 2-byte tensor on every backend; these are bit patterns with constexpr conversions

@@ -26,7 +26,7 @@ plan::Plan const& plan_of(E const& e, std::optional<NamedSharding> const& out = 
 // Evaluates an expression now, with the planned sharding or the one requested.
 template <Expression E>
 Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
-  static_assert(Element<expr_value_t<E>>, "tessel: only float32, float64 and int32 expressions can be evaluated");
+  static_assert(Element<expr_value_t<E>>, "tessel: an expression's value must have one of the nine dtypes (core/dtype.hpp)");
   if constexpr (!detail::depth_ok<E>) {
     return Tensor<expr_value_t<E>>(nullptr);  // not reached: too deep an expression does not compile (node.hpp)
   } else {

@@ -1,9 +1,11 @@
 #pragma once
-// The planner's machinery (installed for static_jit, which runs it in a constant expression): sharding propagation (Planner, src/plan/propagate.cpp),
-// the instruction schedule (Scheduler, src/plan/schedule.cpp), and the rules of each family of ops
-// (OpRules, src/plan/rules/<family>.cpp), which are the only code that knows what an op does.
-// Propagation and scheduling never name an op: they ask the node's rules (Shardy's op sharding
-// rule registry, XLA's per-op SPMD handlers).
+// The planner's machinery (installed for static_jit, which runs it in a constant expression):
+// sharding propagation (Planner, plan/detail/propagate.hpp), the instruction schedule (Scheduler,
+// plan/detail/schedule.hpp), and the rules of each family of ops (OpRules,
+// plan/detail/rules/<family>.hpp, chosen by rules_for in plan/detail/rules.hpp). Propagation and
+// scheduling ask the node's rules what an op does (Shardy's op sharding rule registry, XLA's per-op
+// SPMD handlers); a few tests of a node's kind remain in them (propagate.hpp: which results can be
+// reused, row fusion, shard_map's checks; schedule.hpp: leaves and constraints).
 #include <format>
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // Sharding propagation (GSPMD-style): natural shardings forward from the leaves, then each node's
-// plan from the requested output down, each node by its family's rules (src/plan/rules/). The
+// plan from the requested output down, each node by its family's rules (plan/detail/rules/). The
 // rules follow GSPMD: elementwise operands agree on one tiling (the cheapest to reach, by the cost
 // model); a reduction over sharded dimensions leaves partial results that an all-reduce (or, when
 // the requested output wants it, a reduce-scatter) completes; a sharding constraint is a hard
