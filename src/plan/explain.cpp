@@ -69,11 +69,13 @@ std::string type_text(GraphNode const& n) {
   return s + "]";
 }
 
-std::string to_string(Plan const& plan) {
+std::string to_string(Plan const& plan, MemoryAnalysis const* memory) {
   std::string s;
   for (auto const& step : plan.steps) s += step.text + "\n";
   if (plan.steps.empty()) return s + "(nothing to run: the result is an input)\n";
-  s += cost_analysis_text(plan) + "cost model: " + plan.priced_by + "\n";
+  s += cost_analysis_text(plan);
+  if (memory != nullptr) s += memory_analysis_text(*memory);
+  s += "cost model: " + plan.priced_by + "\n";
   if (std::string where = placement_note(); !where.empty()) s += "devices: " + where + "\n";
   return s;
 }

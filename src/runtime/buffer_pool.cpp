@@ -30,29 +30,8 @@ std::size_t limit_from_environment() {
 // Sizes are rounded so that tensors of nearly equal size share free lists (core/buffer_bytes.hpp).
 std::size_t rounded(std::size_t bytes) { return pool_block_bytes(bytes); }
 
-// Each device's bytes in use and their high-water mark (runtime/memory_stats.hpp), by global id.
-struct Usage {
-  std::mutex mutex;
-  std::vector<DeviceMemoryStats> by_device;
-};
-Usage& usage() {
-  static Usage* u = new Usage;  // never destroyed, as the pool
-  return *u;
-}
 using Charges = FixedVector<MemoryCharge, 16>;  // (more devices of a block than that: charged to the first)
-void charge(Charges const& charges, bool taken) {
-  auto& u = usage();
-  std::lock_guard lock(u.mutex);
-  for (MemoryCharge const& c : charges) {
-    if (c.device < 0) continue;
-    auto const d = static_cast<std::size_t>(c.device);
-    if (d >= u.by_device.size()) u.by_device.resize(d + 1);
-    auto& stats = u.by_device[d];
-    auto const bytes = static_cast<std::int64_t>(c.bytes);
-    stats.bytes_in_use += taken ? bytes : -bytes;
-    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
-  }
-}
+
 // The charges of a block of `size` bytes: as given, the rounding to the first; or all to the
 // first local user.
 Charges charges_of(std::size_t size, std::span<MemoryCharge const> given, std::span<int const> users) {
@@ -95,6 +74,21 @@ struct Pool {
   std::multimap<std::pair<int, std::size_t>, Free> free;  // by unit, then size
   std::size_t cached = 0;
   std::size_t limit = limit_from_environment();
+  // Each device's bytes in use and their high-water mark (runtime/memory_stats.hpp), by global id:
+  // counted under the lock the pool takes anyway, so that counting costs no lock of its own.
+  std::vector<DeviceMemoryStats> usage;
+
+  void charge(Charges const& charges, bool taken) {  // (the lock held)
+    for (MemoryCharge const& c : charges) {
+      if (c.device < 0) continue;
+      auto const d = static_cast<std::size_t>(c.device);
+      if (d >= usage.size()) usage.resize(d + 1);
+      auto& stats = usage[d];
+      auto const bytes = static_cast<std::int64_t>(c.bytes);
+      stats.bytes_in_use += taken ? bytes : -bytes;
+      stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    }
+  }
 };
 
 Pool& pool() {
@@ -104,11 +98,12 @@ Pool& pool() {
   return *p;
 }
 
-void give_back(int unit, void* memory, std::size_t size) {
+void give_back(int unit, void* memory, std::size_t size, Charges const& charged) {
   auto& p = pool();
   std::vector<Event> last_use = every_queue_now();
   {
     std::lock_guard lock(p.mutex);
+    p.charge(charged, false);
     if (Kokkos::is_initialized() && p.cached + size <= p.limit) {
       p.free.emplace(std::pair{unit, size}, Free{memory, std::move(last_use)});
       p.cached += size;
@@ -129,9 +124,11 @@ std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::si
   int const unit = backend::unit_of(where);
   void* memory = nullptr;
   std::vector<Event> last_use;
+  Charges const charged = charges_of(size, charges, users);
   {
     auto& p = pool();
     std::lock_guard lock(p.mutex);
+    p.charge(charged, true);  // (given back below if no memory is found)
     if (auto it = p.free.find(std::pair{unit, size}); it != p.free.end()) {
       memory = it->second.memory;
       last_use = std::move(it->second.last_use);
@@ -155,16 +152,17 @@ std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::si
     release_pooled_memory();
     memory = backend::allocate_device_bytes(where, size);
   }
-  if (memory == nullptr)
+  if (memory == nullptr) {
+    {
+      std::lock_guard lock(pool().mutex);
+      pool().charge(charged, false);
+    }
     throw OutOfMemory(std::format("out of device memory: could not allocate {} bytes ({:.3g} GiB) on {}", size,
                                   static_cast<double>(size) / (1 << 30), backend::unit_name(unit)),
                       size);
-  Charges charged = charges_of(size, charges, users);
-  charge(charged, true);
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory), [unit, size, charged](std::byte* m) {
-    charge(charged, false);
-    give_back(unit, m, size);
-  });
+  }
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(memory),
+                                    [unit, size, charged](std::byte* m) { give_back(unit, m, size, charged); });
 }
 
 std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t bytes) {
@@ -189,16 +187,16 @@ namespace tessel {
 DeviceMemoryStats memory_stats(int device) {
   if (!is_local_device(device))
     throw Error(std::format("memory_stats: device {} is not one of this process's devices", device));
-  auto& u = detail::usage();
-  std::lock_guard lock(u.mutex);
+  auto& p = detail::pool();
+  std::lock_guard lock(p.mutex);
   auto const d = static_cast<std::size_t>(device);
-  return d < u.by_device.size() ? u.by_device[d] : DeviceMemoryStats{};
+  return d < p.usage.size() ? p.usage[d] : DeviceMemoryStats{};
 }
 
 void reset_peak_memory_stats() {
-  auto& u = detail::usage();
-  std::lock_guard lock(u.mutex);
-  for (auto& stats : u.by_device) stats.peak_bytes_in_use = stats.bytes_in_use;
+  auto& p = detail::pool();
+  std::lock_guard lock(p.mutex);
+  for (auto& stats : p.usage) stats.peak_bytes_in_use = stats.bytes_in_use;
 }
 
 }  // namespace tessel

@@ -1,5 +1,6 @@
 // Property test: random expression trees (depth up to 8: elementwise ops, broadcasting,
-// reductions), over random meshes and shardings, equal the same trees evaluated on one device.
+// reductions), over random meshes and shardings, equal the same trees evaluated on one device,
+// and hold on each device what their plan's memory analysis says.
 // Trees are drawn at compile time (each tree is its own expression type, as user code would be);
 // meshes and shardings are drawn at run time.
 #include <catch2/catch_test_macros.hpp>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "support/data.hpp"
+#include "support/memory.hpp"
 #include "support/meshes.hpp"
 
 using namespace tessel;
@@ -95,8 +97,13 @@ void check_tree(std::mt19937& rng, std::int64_t rows, std::int64_t cols) {
   using E = decltype(e);
   INFO("tree " << Seed << " on " << to_string(mesh) << ", leaves " << rows << "x" << cols << ":\n" << explain(e));
   std::vector<float> got;
-  if constexpr (E::kind == NodeKind::tensor) got = e.data.tensor.to_host();
-  else got = eval(e).to_host();
+  if constexpr (E::kind == NodeKind::tensor) {
+    got = e.data.tensor.to_host();
+  } else {
+    // What the run holds on each device is what the memory analysis says.
+    test::check_memory_against_measured(memory_analysis(e), [&] { return eval(e); });
+    got = eval(e).to_host();
+  }
   auto r = tree<Seed, 8>(single);
   std::vector<float> want;
   if constexpr (E::kind == NodeKind::tensor) want = r.data.tensor.to_host();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpt2.hpp"
+#include "support/memory.hpp"
 
 using namespace tessel;
 using Catch::Matchers::ContainsSubstring;
@@ -18,24 +19,6 @@ namespace {
 
 Tensor<float> normal(int k, Shape const& shape, NamedSharding const& s) {
   return random::normal(random::fold_in(random::PRNGKey(7), static_cast<std::uint32_t>(k)), shape, s);
-}
-
-// Runs `call` (which returns what it makes, kept until measured) and checks each device's measured
-// peak above what it held before against the analysis's peak above its arguments.
-template <class Call>
-void check_against_measured(plan::MemoryAnalysis const& m, Call const& call) {
-  REQUIRE(m.device >= 0);
-  std::vector<std::int64_t> before;
-  for (auto const& d : m.devices) before.push_back(memory_stats(d.device).bytes_in_use);
-  reset_peak_memory_stats();
-  auto kept = call();
-  for (std::size_t k = 0; k < m.devices.size(); ++k) {
-    auto const& d = m.devices[k];
-    std::int64_t const measured = memory_stats(d.device).peak_bytes_in_use - before[k];
-    std::int64_t const estimated = d.peak_bytes - d.argument_bytes;
-    INFO("device " << d.device << ": measured " << measured << " bytes above the arguments, estimated " << estimated);
-    CHECK(std::abs(static_cast<double>(measured - estimated)) <= 0.05 * static_cast<double>(std::max(measured, estimated)));
-  }
 }
 
 std::vector<Mesh> meshes() {
@@ -56,7 +39,7 @@ TEST_CASE("the memory analysis of the Megatron MLP is what the runtime holds", "
     auto m = memory_analysis(mlp);
     // Every device holds its arguments' blocks: x's row block, a quarter of each weight.
     CHECK(m.of(mesh.device_ids()[0])->argument_bytes > 0);
-    check_against_measured(m, [&] { return Tensor<float>(mlp); });
+    test::check_memory_against_measured(m, [&] { return Tensor<float>(mlp); });
     CHECK_THAT(explain(mlp), ContainsSubstring("memory, per device: peak"));
     CHECK_THAT(explain_json(mlp), ContainsSubstring("\"memory_analysis\": {\"peak_bytes\": " + std::to_string(m.peak_bytes)));
   }
@@ -88,7 +71,7 @@ TEST_CASE("the memory analysis of a transformer layer is what the runtime holds"
       return x1 + matmul(gelu(matmul(layer_norm(x1, g2, b2), w1)), w2);
     };
     auto e = layer(x, wq, wk, wv, wo, g1, b1, w1, w2, g2, b2);
-    check_against_measured(memory_analysis(e), [&] { return Tensor<float>(e); });
+    test::check_memory_against_measured(memory_analysis(e), [&] { return Tensor<float>(e); });
   }
 }
 
@@ -105,7 +88,7 @@ TEST_CASE("the memory analysis of the GPT-2 forward, a recorded program, is what
     auto const forward = models::jit_forward(model);
     auto m = forward.memory_analysis(tokens);  // (records the program: one call)
     CHECK(m.of(mesh.device_ids()[0])->argument_bytes > 0);  // the weights and the tokens
-    check_against_measured(m, [&] { return forward(tokens); });
+    test::check_memory_against_measured(m, [&] { return forward(tokens); });
     CHECK_THAT(forward.explain(tokens), ContainsSubstring("memory, per device: peak"));
   }
 }

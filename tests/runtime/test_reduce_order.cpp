@@ -1,5 +1,5 @@
 // Reductions with few outputs combine their rows in an order the shape alone fixes
-// (runtime/region_launch.hpp: reduce_runs), never the thread count. The hidden case writes its
+// (core/buffer_bytes.hpp: reduce_runs), never the thread count. The hidden case writes its
 // results' bits to $TESSEL_REDUCE_BITS; check_thread_counts.cmake runs it with 1, 2 and 3 OpenMP
 // threads and compares the files.
 #include <catch2/catch_test_macros.hpp>

@@ -30,6 +30,12 @@ struct MemoryCharge {
   std::size_t bytes = 0;
 };
 
+// A reduction with fewer outputs than this per device sums each output's rows in at most
+// reduce_runs runs, fixed by the shape alone (runtime/region_launch.hpp), into a scratch buffer of
+// outputs x runs accumulators while it runs (which the memory analysis counts).
+inline constexpr std::int64_t reduce_scratch_outputs = 64;
+inline constexpr std::int64_t reduce_runs = 256;
+
 // Sizes in binary units: 80_GiB, 512_MiB, 64_KiB.
 inline namespace literals {
 constexpr std::int64_t operator""_KiB(unsigned long long n) { return static_cast<std::int64_t>(n) << 10; }

@@ -223,6 +223,46 @@ constexpr bool reads_alike(Walk const& w, Step const& step, NamedSharding const&
   return true;
 }
 
+// What a step holds only while it runs, per device id: a reduction with few outputs per device
+// sums each output's rows in up to reduce_runs runs (runtime/region_launch.hpp) into a scratch
+// buffer, and a GEMM with a 16-bit result computes it in float32 first (runtime/local_dot.hpp).
+// (GEMM operands copied into BLAS order are not counted.)
+constexpr std::vector<std::int64_t> step_scratch(Plan const& plan, Step const& step, NamedSharding const& made,
+                                                 std::size_t device_slots) {
+  std::vector<std::int64_t> scratch(device_slots, 0);
+  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  bool const reduce = step.kind == StepKind::kernel && !step.by_op && n.kind == NodeKind::reduce;
+  bool const gemm16 = step.kind == StepKind::kernel && n.kind == NodeKind::dot && n.dtype_bytes == 2;
+  if (!reduce && !gemm16) return scratch;
+  Mesh const& mesh = made.mesh();
+  for (int p = 0; p < mesh.num_devices(); ++p) {
+    auto const d = static_cast<std::size_t>(mesh.device_id(p));
+    std::int64_t const out_elements = made.shard_shape(n.shape, p).num_elements();
+    if (out_elements == 0 || d >= device_slots) continue;
+    if (gemm16) {
+      scratch[d] = static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(out_elements) * 4));
+      continue;
+    }
+    auto const child = static_cast<std::size_t>(n.children.empty() ? -1 : n.children[0]);
+    if (child >= plan.graph.size() || !plan.nodes[child].out) continue;
+    Shape const in = plan.nodes[child].out->shard_shape(plan.graph[child].shape, p);
+    // The space: kept dimensions, then reduced ones; the last reduced one is walked within a run.
+    std::int64_t outputs = 1, reduced = 1, last = 1;
+    for (std::size_t a = 0; a < in.size(); ++a) {
+      bool const is_reduced = std::find(n.axes.begin(), n.axes.end(), a) != n.axes.end();
+      (is_reduced ? reduced : outputs) *= in[a];
+      if (is_reduced) last = in[a];
+    }
+    if (n.axes.empty()) last = 1;
+    if (outputs >= reduce_scratch_outputs) continue;
+    std::int64_t const per_output = last == 0 ? 0 : reduced / last;
+    std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
+    std::size_t const accumulator = n.dtype_bytes == 2 ? 4 : n.dtype_bytes;  // (16-bit floats sum in float)
+    scratch[d] = static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(outputs * runs) * accumulator));
+  }
+  return scratch;
+}
+
 }  // namespace detail
 
 constexpr ValueMemory value_memory(Shape const& shape, int dtype_bytes, NamedSharding const& sharding,
@@ -264,7 +304,10 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
 
   // As the executor drops values (Plan::last_read; none listed: they live until the plan ends).
   std::span<int const> const last_read(plan.last_read);
-  // Walks the steps up to `stop` (all: -1), keeping each device's peak; returns the walk's state.
+  // Walks the steps, keeping each device's peak; returns the walk's state at the end, or when
+  // `stop` is a step's index, just after that step made its result (its operands still live):
+  // -1 stops after the arguments, before any step.
+  constexpr int to_the_end = -2;
   auto walk = [&](int stop) {
     std::size_t const slots = std::max(plan.slots, g.size());
     Walk w{plan, layout, device_slots, {}, std::vector<int>(slots, -1), std::vector<std::optional<NamedSharding>>(slots),
@@ -285,7 +328,8 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
       peak[d] = w.live[d];
       peak_step[d] = -1;
     }
-    for (std::size_t k = 0; k < plan.steps.size() && static_cast<int>(k) != stop; ++k) {
+    if (stop == -1) return w;
+    for (std::size_t k = 0; k < plan.steps.size(); ++k) {
       Step const& step = plan.steps[k];
       int const rs = result_slot(step);
       GraphNode const& n = g[static_cast<std::size_t>(step.node)];
@@ -335,11 +379,13 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
       ValueMemory vm = memory_with_owners(n.shape, static_cast<int>(n.dtype_bytes), *made, layout, owner, 0);
       int const a = w.add(std::move(vm), "#" + decimal(static_cast<std::int64_t>(k)) + " " + step.label, false);
       w.hold(a);  // (live with the value it replaces, as the executor's assignment has both)
+      std::vector<std::int64_t> const scratch = step_scratch(plan, step, *made, device_slots);
       for (std::size_t d = 0; d < device_slots; ++d)
-        if (w.live[d] > peak[d]) {
-          peak[d] = w.live[d];
+        if (w.live[d] + scratch[d] > peak[d]) {
+          peak[d] = w.live[d] + scratch[d];
           peak_step[d] = static_cast<int>(k);
         }
+      if (static_cast<int>(k) == stop) return w;
       w.set_slot(rs, a);
       w.drop(a);
       w.held[static_cast<std::size_t>(rs)] = made;
@@ -348,7 +394,7 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
     return w;
   };
 
-  Walk const all = walk(-1);
+  Walk const all = walk(to_the_end);
   for (auto const& al : all.allocations)
     for (std::size_t d = 0; d < device_slots; ++d) used[d] = used[d] || al.memory.bytes[d] != 0;
   int const result_allocation = plan.slot.empty() ? -1 : all.slot[static_cast<std::size_t>(plan.slot.back())];
@@ -382,8 +428,8 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
   }
   if (m.device < 0 || !name_largest) return m;
   if (m.peak_step >= 0) m.peak_label = "#" + decimal(m.peak_step) + " " + plan.steps[static_cast<std::size_t>(m.peak_step)].label;
-  // What is live on that device just after its peak step: the walk again, up to it.
-  Walk at = walk(m.peak_step + 1);
+  // What is live on that device at its peak: the walk again, up to it.
+  Walk at = walk(m.peak_step);
   auto const d = static_cast<std::size_t>(m.device);
   for (std::size_t a = 0; a < at.allocations.size(); ++a) {
     auto const& al = at.allocations[a];

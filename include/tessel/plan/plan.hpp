@@ -214,13 +214,14 @@ constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step cons
 // root must come out with `requested` (or with whatever propagation gives, when absent).
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);
 
-// The plan as text: one line per instruction (kernel, collective, reshard, view), then its costs.
-std::string to_string(Plan const& plan);
+// The plan as text: one line per instruction (kernel, collective, reshard, view), then its costs,
+// and with `memory` its memory analysis (plan/memory_analysis.hpp).
+struct MemoryAnalysis;
+std::string to_string(Plan const& plan, MemoryAnalysis const* memory = nullptr);
 // The plan as JSON: {"fingerprint", "steps": [{"kind", "label", "node", "operands", "devices",
 // "bytes", "estimate_us", cost fields (plan/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
 // With `memory`, its memory analysis too ("memory_analysis": the peak, its device and step, and
 // each device's arguments, output, temporaries and peak; plan/memory_analysis.hpp).
-struct MemoryAnalysis;
 std::string to_json(Plan const& plan, MemoryAnalysis const* memory = nullptr);
 
 }  // namespace tessel::plan

@@ -58,7 +58,8 @@ Tensor<T>::Tensor(E const& e) : Tensor(eval(e)) {}
 template <Expression E>
 std::string explain(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
   plan::Plan const& p = plan_of(e, out);
-  return plan::to_string(p) + plan::memory_analysis_text(plan::memory_analysis(p, detail::memory_layout()));
+  auto const memory = plan::memory_analysis(p, detail::memory_layout());
+  return plan::to_string(p, &memory);
 }
 // The same instructions as JSON (plan::to_json), with their Kokkos Tools labels.
 template <Expression E>

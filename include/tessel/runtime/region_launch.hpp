@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tessel/core/buffer_bytes.hpp"
 #include "tessel/runtime/backend/region_launch.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device.hpp"
@@ -32,9 +33,6 @@ void launch_elementwise(Device const& d, char const* label, Ev const& ev, V* out
   });
 }
 
-// Few outputs: each output's rows are cut into at most this many runs, fixed by the shape alone
-// (enough to keep a 256-thread host busy on one output).
-inline constexpr std::int64_t reduce_runs = 256;
 
 // Reduces the last `nreduced` space dimensions; one output per combination of the others. A
 // mean multiplies by 1 / `global_count` as XLA does (1 when its partial sums still meet in a
@@ -49,7 +47,7 @@ void launch_reduce(Device const& d, char const* label, Ev const& ev, V* out, Spa
   std::int64_t const length = space.extent[space.rank - 1];
   using C = compute_t<V>;  // 16-bit floats accumulate in float; each output rounds once
   C scale = Op::divides ? C(1) / static_cast<C>(global_count) : C(1);
-  if (outputs >= 64) {
+  if (outputs >= reduce_scratch_outputs) {
     enqueue(d, label, [ev, out, space, kept, outputs, per_output, scale](ExecSpace const& exec, char const* name) {
       backend::reduce_many_outputs<Op, C>(exec, name, ev, out, space, kept, outputs, per_output, scale);
     });
