@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "tessel/core/error.hpp"
-#include "tessel/core/fixed_vector.hpp"
 #include "tessel/runtime/memory_stats.hpp"
 #include "tessel/runtime/backend/devices.hpp"
 #include "tessel/runtime/device.hpp"
@@ -30,7 +29,17 @@ std::size_t limit_from_environment() {
 // Sizes are rounded so that tensors of nearly equal size share free lists (core/buffer_bytes.hpp).
 std::size_t rounded(std::size_t bytes) { return pool_block_bytes(bytes); }
 
-using Charges = FixedVector<MemoryCharge, 16>;  // (more devices of a block than that: charged to the first)
+// Which devices hold how much of a buffer, carried by its deleter: a few entries left
+// uninitialized past `count` (it is copied into every buffer's deleter; more devices of a block
+// than it holds: charged to the first).
+struct Charges {
+  static constexpr std::size_t capacity = 8;
+  std::size_t count = 0;
+  MemoryCharge items[capacity];
+  void push_back(MemoryCharge c) { items[count++] = c; }
+  [[nodiscard]] MemoryCharge const* begin() const { return items; }
+  [[nodiscard]] MemoryCharge const* end() const { return items + count; }
+};
 
 // The charges of a block of `size` bytes: as given, the rounding to the first; or all to the
 // first local user.
@@ -46,11 +55,11 @@ Charges charges_of(std::size_t size, std::span<MemoryCharge const> given, std::s
   }
   std::size_t charged = 0;
   for (MemoryCharge const& c : given) {
-    if (out.size() == out.capacity()) out[0].bytes += c.bytes;
+    if (out.count == Charges::capacity) out.items[0].bytes += c.bytes;
     else out.push_back(c);
     charged += c.bytes;
   }
-  if (size > charged) out[0].bytes += size - charged;
+  if (size > charged) out.items[0].bytes += size - charged;
   return out;
 }
 

@@ -217,16 +217,18 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape const& shape, DType dtype
   try {
     for (std::size_t k = 0; k < blocks.size(); ++k) {
       // Each device is charged its own shards (core/buffer_bytes.hpp; more than the list holds: the first).
-      FixedVector<MemoryCharge, 16> charges;
+      constexpr std::size_t most = 8;
+      MemoryCharge charges[most];  // (uninitialized past n)
+      std::size_t n = 0;
       for (std::size_t pos = 0; pos < places.size(); ++pos) {
         bool const owns = owner.empty() || owner[pos] == pos;
         if (!t->shards[pos].addressable || !owns || places[pos].block != k) continue;
         std::size_t const aligned = aligned_shard_bytes(static_cast<std::size_t>(t->shards[pos].index.num_elements()) * size_of(dtype));
-        if (charges.size() < charges.capacity()) charges.push_back({t->shards[pos].device, aligned});
+        if (n < most) charges[n++] = {t->shards[pos].device, aligned};
         else charges[0].bytes += aligned;
       }
       blocks[k].memory = acquire_device_memory(*blocks[k].exec, blocks[k].total, mesh.device_ids(),
-                                               std::span<MemoryCharge const>(charges.begin(), charges.end()));
+                                               std::span<MemoryCharge const>(charges, n));
     }
   } catch (OutOfMemory const& e) {
     std::size_t total = 0;

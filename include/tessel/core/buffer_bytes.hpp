@@ -25,9 +25,9 @@ constexpr std::size_t pool_block_bytes(std::size_t bytes) {
 }
 
 // What one device of a block is charged.
-struct MemoryCharge {
-  int device = -1;
-  std::size_t bytes = 0;
+struct MemoryCharge {  // (no member initializers: lists of them are left uninitialized past their end)
+  int device;
+  std::size_t bytes;
 };
 
 // A reduction with fewer outputs than this per device sums each output's rows in at most
