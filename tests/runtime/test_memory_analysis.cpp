@@ -76,7 +76,7 @@ TEST_CASE("the memory analysis of a transformer layer is what the runtime holds"
 }
 
 TEST_CASE("the memory analysis of the GPT-2 forward, a recorded program, is what the runtime holds",
-          "[runtime][memory][gpt2]") {
+          "[runtime][memory]") {
   set_device_count(8);
   SafetensorsFile const file(std::string(TESSEL_TEST_DATA_DIR) + "/gpt2/tiny_gpt2.safetensors");
   for (Mesh const& mesh : {make_mesh({2, 4}, {"dp", "mp"}), make_mesh({1, 1}, {"dp", "mp"}, {0})}) {
