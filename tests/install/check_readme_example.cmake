@@ -1,26 +1,28 @@
 cmake_minimum_required(VERSION 3.25)
 # cmake -P: README.md's example is examples/example_quickstart.cpp, and what README.md shows it
 # printing is what it prints. Inputs: README, SOURCE (the example's source), PROGRAM (its binary).
+
+# The body of the first block that `opening` starts in `text` (into `body`), and what follows it
+# (into `rest`).
+function(next_block text opening body rest)
+  string(FIND "${text}" "${opening}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${README} has no block opened by '${opening}' where its example should be")
+  endif()
+  string(LENGTH "${opening}" skip)
+  math(EXPR at "${at} + ${skip}")
+  string(SUBSTRING "${text}" ${at} -1 after)
+  string(FIND "${after}" "```" end)
+  string(SUBSTRING "${after}" 0 ${end} block)
+  string(SUBSTRING "${after}" ${end} -1 after)
+  set(${body} "${block}" PARENT_SCOPE)
+  set(${rest} "${after}" PARENT_SCOPE)
+endfunction()
+
 file(READ ${README} readme)
-# The first ```cpp block, then the next bare ``` block: the example and what it prints.
-string(FIND "${readme}" "```cpp\n" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${README} has no ```cpp block")
-endif()
-math(EXPR at "${at} + 7")
-string(SUBSTRING "${readme}" ${at} -1 rest)
-string(FIND "${rest}" "```\n" end)
-string(SUBSTRING "${rest}" 0 ${end} shown_source)
-math(EXPR end "${end} + 4")
-string(SUBSTRING "${rest}" ${end} -1 rest)
-string(FIND "${rest}" "\n```\n" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${README} shows no output after its example")
-endif()
-math(EXPR at "${at} + 5")
-string(SUBSTRING "${rest}" ${at} -1 rest)
-string(FIND "${rest}" "```" end)
-string(SUBSTRING "${rest}" 0 ${end} shown_output)
+next_block("${readme}" "```cpp\n" shown_source rest)        # the example
+string(SUBSTRING "${rest}" 3 -1 rest)                         # (its closing fence)
+next_block("${rest}" "\n```\n" shown_output rest)             # then what it prints
 file(READ ${SOURCE} source)
 if(NOT shown_source STREQUAL source)
   message(FATAL_ERROR "README.md's example differs from ${SOURCE}:\n--- README.md\n${shown_source}--- ${SOURCE}\n${source}")
