@@ -7,10 +7,13 @@
 #   3. otherwise a Debian 13 (trixie) userland with sid's libkokkos-dev, in which builds and tests run.
 # Idempotent: on a ready machine it only checks a stamp and returns.
 #
-# --hip (or TESSEL_WITH_ROCM=1): also ROCm for the hip preset (hipcc, the HIP runtime, rocBLAS and
+# --hip (or TESSEL_WITH_ROCM=1): ROCm for the hip presets (hipcc, the HIP runtime, rocBLAS and
 # hipBLAS), which nothing else needs, so CI's host presets never install it. In the Debian 13
-# userland they come from sid (ROCm 6.4; trixie's is 5.7), which brings sid's glibc, libstdc++ and
-# clang 21 with them; the hip preset also needs a HIP-enabled Kokkos of the user's (Kokkos_ROOT).
+# userland they come from sid (ROCm 6.4; trixie's is 5.7), which upgrades glibc (2.43), libstdc++
+# and libgomp to sid's and brings clang 21, so they go to a userland of their own, the plain one's
+# path + "-rocm" (TESSEL_ROCM_SYSROOT): the plain one stays what CI and the other presets run in, and
+# nvcc 13.0 cannot compile against glibc 2.43 (its math headers declare rsqrt apart from glibc's).
+# The hip presets also need a HIP-enabled Kokkos of the user's (Kokkos_ROOT).
 set -euo pipefail
 
 with_rocm=${TESSEL_WITH_ROCM:-0}
@@ -23,6 +26,7 @@ done
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sysroot=${TESSEL_SYSROOT:-/opt/tessel-trixie}
+[ "$with_rocm" = 1 ] && sysroot=${TESSEL_ROCM_SYSROOT:-$sysroot-rocm}
 # Bump when the set-up steps below change, so an old userland is brought up to date. The package
 # list is part of the stamp by itself (a checksum). A missing stamp re-runs only the apt steps
 # (debootstrap is skipped when the root already has apt), which install just what is missing.
@@ -106,7 +110,7 @@ rocm_ready="$sysroot/.tessel-rocm-ready-$rocm_stamp_version-$(printf '%s\n' "${r
 
 in_root() { as_root chroot "$sysroot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
               DEBIAN_FRONTEND=noninteractive "$@"; }
-# ROCm from sid, on request, once (its own stamp): only after the userland itself is ready.
+# ROCm from sid, on request (in the -rocm userland), once (its own stamp): after the userland itself.
 install_rocm() {
   [ "$with_rocm" = 1 ] && [ ! -f "$rocm_ready" ] || return 0
   say "installing ROCm (${rocm_packages[*]}) from Debian sid into $sysroot (a few minutes, once)"
