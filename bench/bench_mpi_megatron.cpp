@@ -23,7 +23,11 @@
 // more call; bitwise_equal = 1 when the two layouts' results have the same bits.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
+// The host's OpenMP threads run the GEMMs on the OpenMP backend; GPU backends' builds (hipcc, nvcc)
+// have no OpenMP, and their GEMMs run on the GPUs whatever the host's threads.
+#if defined(_OPENMP)
 #include <omp.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -76,13 +80,25 @@ double collective_us(Profile const& p) {
 
 // How this process's threads run the block: all of them (one process), or one (two processes).
 void use_threads(bool all, int threads) {
+#if defined(_OPENMP)
   omp_set_num_threads(all ? threads : 1);
+#else
+  (void)threads;
+#endif
   detail::set_gemm_schedule(all ? GemmSchedule::automatic : GemmSchedule::one_at_a_time);
+}
+
+int host_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 void BM_megatron(benchmark::State& state, bool mp_across) {
   int const me = distributed::process_index();
-  int const threads = omp_get_max_threads();
+  int const threads = host_threads();
   std::vector<int> one_ids{0, 1, 2, 3, 4, 5, 6, 7};
   std::vector<int> two_ids = mp_across ? std::vector<int>{0, 8, 1, 9, 2, 10, 3, 11}
                                        : std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11};

@@ -99,14 +99,20 @@ struct FmaKernel {
   }
 };
 
+// (hipcc's device passes also read these host-only functions, and reject x86's CPU builtins there:
+// nothing of them is compiled for the GPU.)
 inline FmaKernel avx2_fma() {
+#if !defined(__HIP_DEVICE_COMPILE__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {};
+#endif
   return FmaKernel{detail::fma_chains_avx2, 12, 8, 1 << 16, "avx2"};
 }
 inline FmaKernel avx512_fma() {
+#if !defined(__HIP_DEVICE_COMPILE__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512f")) return {};
+#endif
   return FmaKernel{detail::fma_chains_avx512, 24, 16, 1 << 16, "avx512"};
 }
 

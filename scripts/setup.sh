@@ -6,10 +6,27 @@
 #   2. the distribution's own Kokkos, if apt offers one >= 4.4 (installed natively);
 #   3. otherwise a Debian 13 (trixie) userland with sid's libkokkos-dev, in which builds and tests run.
 # Idempotent: on a ready machine it only checks a stamp and returns.
+#
+# --hip (or TESSEL_WITH_ROCM=1): ROCm for the hip presets (hipcc, the HIP runtime, rocBLAS and
+# hipBLAS), which nothing else needs, so CI's host presets never install it. In the Debian 13
+# userland they come from sid (ROCm 6.4; trixie's is 5.7), which upgrades glibc (2.43), libstdc++
+# and libgomp to sid's and brings clang 21, so they go to a userland of their own, the plain one's
+# path + "-rocm" (TESSEL_ROCM_SYSROOT): the plain one stays what CI and the other presets run in, and
+# nvcc 13.0 cannot compile against glibc 2.43 (its math headers declare rsqrt apart from glibc's).
+# The hip presets also need a HIP-enabled Kokkos of the user's (Kokkos_ROOT).
 set -euo pipefail
+
+with_rocm=${TESSEL_WITH_ROCM:-0}
+for arg in "$@"; do
+  case "$arg" in
+    --hip|--rocm) with_rocm=1 ;;
+    *) echo "usage: scripts/setup.sh [--hip]  (--hip: also install ROCm for the hip preset)" >&2; exit 2 ;;
+  esac
+done
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sysroot=${TESSEL_SYSROOT:-/opt/tessel-trixie}
+[ "$with_rocm" = 1 ] && sysroot=${TESSEL_ROCM_SYSROOT:-$sysroot-rocm}
 # Bump when the set-up steps below change, so an old userland is brought up to date. The package
 # list is part of the stamp by itself (a checksum). A missing stamp re-runs only the apt steps
 # (debootstrap is skipped when the root already has apt), which install just what is missing.
@@ -29,6 +46,11 @@ trixie_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev lib
 native_packages=(g++ cmake ninja-build ccache pkgconf catch2 librange-v3-dev libbenchmark-dev
                  libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin clang libclang-rt-dev libomp-dev
                  libtomlplusplus-dev nlohmann-json3-dev libdnnl-dev python3 python3-matplotlib iproute2)
+# ROCm for the hip preset (--hip). Not librccl-dev: Debian's RCCL 5.4.3 is built on HIP 5
+# (libamdhip64-5), which ROCm 6.4's runtime declares it breaks, so apt cannot install both; the hip
+# preset's collectives between GPUs are the in-process ones and MPI.
+rocm_packages=(hipcc libamdhip64-dev librocblas-dev libhipblas-dev)
+rocm_stamp_version=1
 
 say() { printf 'tessel setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -49,6 +71,10 @@ version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ];
 if [ -n "${Kokkos_ROOT:-}" ] || { [ -n "${CMAKE_PREFIX_PATH:-}" ] &&
      find ${CMAKE_PREFIX_PATH//:/ } -name KokkosConfig.cmake -print -quit 2>/dev/null | grep -q .; }; then
   say "using the Kokkos given by Kokkos_ROOT/CMAKE_PREFIX_PATH; other dependencies must be installed"
+  if [ "$with_rocm" = 1 ] && ! command -v hipcc >/dev/null; then
+    say "--hip: no hipcc on PATH; with your own Kokkos, install ROCm (hipcc, rocBLAS, hipBLAS) yourself"
+    exit 1
+  fi
   write_env native
   exit 0
 fi
@@ -61,6 +87,7 @@ if command -v apt-cache >/dev/null; then
     for p in "${native_packages[@]}"; do
       dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
     done
+    [ "$with_rocm" = 1 ] && missing+=("${rocm_packages[@]}")
     if [ ${#missing[@]} -gt 0 ]; then
       say "installing ${missing[*]}"
       as_root apt-get install -y -q "${missing[@]}"
@@ -70,7 +97,8 @@ if command -v apt-cache >/dev/null; then
   candidate=$(apt-cache policy libkokkos-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
   if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && version_ge "$candidate" 4.4; then
     say "installing the distribution's libkokkos-dev $candidate"
-    as_root apt-get install -y -q libkokkos-dev "${native_packages[@]}"
+    extra=(); [ "$with_rocm" = 1 ] && extra=("${rocm_packages[@]}")
+    as_root apt-get install -y -q libkokkos-dev "${native_packages[@]}" "${extra[@]}"
     write_env native; exit 0
   fi
 fi
@@ -78,7 +106,20 @@ fi
 # 3. A Debian 13 userland. The stamp also names a checksum of the package list, so that a list
 # changed in another checkout (sharing this userland) is installed even if it kept the version.
 ready="$sysroot/.tessel-ready-$stamp_version-$(printf '%s\n' "${trixie_packages[@]}" | cksum | cut -d' ' -f1)"
-if [ -f "$ready" ]; then write_env sysroot; exit 0; fi
+rocm_ready="$sysroot/.tessel-rocm-ready-$rocm_stamp_version-$(printf '%s\n' "${rocm_packages[@]}" | cksum | cut -d' ' -f1)"
+
+in_root() { as_root chroot "$sysroot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+              DEBIAN_FRONTEND=noninteractive "$@"; }
+# ROCm from sid, on request (in the -rocm userland), once (its own stamp): after the userland itself.
+install_rocm() {
+  [ "$with_rocm" = 1 ] && [ ! -f "$rocm_ready" ] || return 0
+  say "installing ROCm (${rocm_packages[*]}) from Debian sid into $sysroot (a few minutes, once)"
+  in_root apt-get -o Acquire::Check-Valid-Until=false update -q
+  in_root apt-get install -y -q --no-install-recommends -t sid "${rocm_packages[@]}"
+  in_root apt-get clean
+  as_root touch "$rocm_ready"
+}
+if [ -f "$ready" ]; then install_rocm; write_env sysroot; exit 0; fi
 
 if [ -x "$sysroot/usr/bin/apt-get" ]; then
   say "bringing the Debian 13 userland in $sysroot up to date (its package list changed)"
@@ -104,8 +145,6 @@ Pin-Priority: 100
 PIN
 as_root cp /etc/resolv.conf "$sysroot/etc/resolv.conf" 2>/dev/null || true
 
-in_root() { as_root chroot "$sysroot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-              DEBIAN_FRONTEND=noninteractive "$@"; }
 # sid's Release file is past its Valid-Until on this archive.
 in_root apt-get -o Acquire::Check-Valid-Until=false update -q
 in_root apt-get install -y -q --no-install-recommends "${trixie_packages[@]}"
@@ -119,5 +158,6 @@ for lib in libkokkosalgorithms.a libkokkossimd.a; do
 done
 in_root apt-get clean
 as_root touch "$ready"
+install_rocm
 write_env sysroot
 say "Debian 13 userland ready"

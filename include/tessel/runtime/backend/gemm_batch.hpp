@@ -1,8 +1,8 @@
 #pragma once
 // The GEMMs of one dot_general (one per batch entry of each device's block), run by the backend's
 // BLAS: OpenBLAS on host backends (src/runtime/backend/host/), with oneDNN for 16-bit operands
-// where the build found it; cuBLAS on CUDA, one handle per device bound to its instance's stream
-// (src/runtime/backend/cuda/). local_dot describes the GEMMs; the backend runs them.
+// where the build found it; cuBLAS on CUDA and hipBLAS on HIP, one handle per device bound to its
+// instance's stream (src/runtime/backend/gpu/). local_dot describes the GEMMs; the backend runs them.
 #include <cstddef>
 #include <cstdint>
 #include <span>
