@@ -119,7 +119,11 @@ void give_back(int unit, void* memory, std::size_t size, Charges const& charged)
       return;
     }
   }
-  if (!last_use.empty()) fence_all_devices();  // (its last users first)
+  if (!last_use.empty()) {  // its last users first: the devices of its events, not every device
+    std::vector<int> users;
+    for (Event const& e : last_use) users.push_back(e.device);
+    fence_devices(users);
+  }
   backend::free_device_bytes(unit, memory, size);
 }
 

@@ -16,7 +16,9 @@
 #include "tessel/runtime/memory_check.hpp"
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/reshard.hpp"
+#include "tessel/runtime/step_devices.hpp"
 #include "tessel/runtime/step_observer.hpp"
+#include "tessel/runtime/stream.hpp"
 #include "kernels/kernel.hpp"
 #include "distributed/world.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -305,6 +307,19 @@ std::unique_lock<std::mutex> lock_kernel_binding() {
 }
 
 ImplPtr reshard_counted(ImplPtr const& from, NamedSharding const& to) { return reshard_and_count(from, to, true); }
+
+void fence_step_devices(plan::Plan const& plan, std::size_t step, RunState const& state) {
+  plan::Step const& s = plan.steps[step];
+  std::vector<int> ids;
+  auto add = [&](NamedSharding const& sharding) {
+    for (int id : sharding.mesh().device_ids())
+      if (is_local_device(id) && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  for (int o : s.operands)
+    if (auto const& value = state.values[static_cast<std::size_t>(o)]) add(value->sharding);
+  if (auto made = plan::made_sharding(plan, s)) add(*made);
+  fence_devices(ids);
+}
 
 }  // namespace detail
 }  // namespace tessel

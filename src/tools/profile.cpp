@@ -11,6 +11,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/plan/cost_analysis.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/step_devices.hpp"
 #include "tessel/tools/trace.hpp"
 
 namespace tessel {
@@ -37,24 +38,24 @@ ProfileRecorder::~ProfileRecorder() {
 
 void ProfileRecorder::before(plan::Plan const& plan, std::size_t step, RunState const& state) {
   if (previous_) previous_->before(plan, step, state);
-  fence_all_devices();  // (a step's time is from fence to fence)
+  fence_step_devices(plan, step, state);  // (a step's time is from fence to fence, where it runs)
   start_us_ = now_us();
 }
 
 void ProfileRecorder::after(plan::Plan const& plan, std::size_t step, RunState const& state) {
-  fence_all_devices();  // (a step's time is from fence to fence)
+  fence_step_devices(plan, step, state);
   measured_.push_back(now_us() - start_us_);
   ran_.emplace_back(&plan, step);
   if (previous_) previous_->after(plan, step, state);
 }
 
 void ProfileRecorder::start_call() {
-  fence_all_devices();  // (a step's time is from fence to fence)
+  fence_all_devices();  // (the call's time is from fence to fence: work before it, on any device, first)
   call_start_us_ = now_us();
 }
 
 Profile ProfileRecorder::finish() {
-  fence_all_devices();  // (a step's time is from fence to fence)
+  fence_all_devices();  // (the call's work, on every device it used)
   Profile p;
   p.call_us = now_us() - call_start_us_;
   // Each plan's cost analysis once (a plan stays in the cache while the program runs).

@@ -18,6 +18,7 @@
 #include "tessel/plan/collective.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/step_devices.hpp"
 #include "tessel/runtime/step_observer.hpp"
 #include "tessel/plan/cost_analysis.hpp"
 #include "tessel/runtime/device.hpp"
@@ -86,12 +87,12 @@ class TraceWriter final : public StepObserver {
     if (step == 0) ++calls_;
     inputs_.clear();
     for (int o : plan.steps[step].operands) inputs_.push_back(state.values[static_cast<std::size_t>(o)]);
-    fence_all_devices();  // (a step's time is from fence to fence)
+    fence_step_devices(plan, step, state);  // (a step's time is from fence to fence, where it runs)
     start_ = Clock::now();
   }
 
   void after(plan::Plan const& plan, std::size_t k, RunState const& state) override {
-    fence_all_devices();  // (a step's time is from fence to fence)
+    fence_step_devices(plan, k, state);
     auto end = Clock::now();
     std::lock_guard lock(mutex_);
     if (!file_) return;
