@@ -162,11 +162,19 @@ plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& argume
   auto add = [&](plan::ValueMemory const& m, int sign) {
     for (std::size_t d = 0; d < std::min(n, m.bytes.size()); ++d) live[d] += sign * m.bytes[d];
   };
-  // The arguments and constants, each tensor once.
+  // The arguments and constants, each measured once (not again for each step that reads it) and held once.
+  auto measure = [&](std::vector<ImplPtr> const& list) {
+    std::vector<plan::ValueMemory> memory;
+    memory.reserve(list.size());
+    for (auto const& t : list) memory.push_back(t ? held_memory(*t) : plan::ValueMemory{});
+    return memory;
+  };
+  std::vector<plan::ValueMemory> const argument_memory = measure(arguments), constant_memory = measure(constants_);
   std::unordered_set<TensorImpl const*> seen;
-  for (auto const* list : {&arguments, &constants_})
-    for (auto const& t : *list)
-      if (t && seen.insert(t.get()).second) add(held_memory(*t), +1);
+  for (std::size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i] && seen.insert(arguments[i].get()).second) add(argument_memory[i], +1);
+  for (std::size_t i = 0; i < constants_.size(); ++i)
+    if (constants_[i] && seen.insert(constants_[i].get()).second) add(constant_memory[i], +1);
   held = live;
   peak = live;
   struct Made {
@@ -176,13 +184,13 @@ plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& argume
     int dtype_bytes = 0;
   };
   std::vector<Made> made(steps_.size());
-  auto memory_of = [&](ProgramValue v) -> plan::ValueMemory {
+  auto memory_of = [&](ProgramValue v) -> plan::ValueMemory const& {
     switch (v.from) {
-      case ProgramValue::From::argument: return held_memory(*arguments[static_cast<std::size_t>(v.index)]);
+      case ProgramValue::From::argument: return argument_memory[static_cast<std::size_t>(v.index)];
       case ProgramValue::From::step: return made[static_cast<std::size_t>(v.index)].memory;
       case ProgramValue::From::constant: break;
     }
-    return held_memory(*constants_[static_cast<std::size_t>(v.index)]);
+    return constant_memory[static_cast<std::size_t>(v.index)];
   };
   std::vector<plan::MemoryAnalysis> plans(steps_.size());
   for (std::size_t k = 0; k < steps_.size(); ++k) {
