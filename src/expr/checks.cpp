@@ -57,3 +57,62 @@ std::int64_t reduced_count(char const* op, Axes const& axes, Shape const& shape)
 }
 
 }  // namespace tessel::detail
+
+#include "tessel/expr/dynamic_slice.hpp"
+
+namespace tessel::detail {
+
+void check_start_shapes(char const* op, Shape const* const* starts, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k)
+    if (!starts[k]->empty())
+      throw Error(std::format("{}: start index {} has shape {}; each start index is a scalar (a C++ integer or a 0-d "
+                              "integer tensor)",
+                              op, k, to_string(*starts[k])));
+}
+
+FixedVector<std::uint8_t, max_rank> all_dims(char const* op, Shape const& operand, std::size_t starts) {
+  if (starts != operand.size())
+    throw Error(std::format("{}: the operand {} has rank {}, but {} start indices were given (one per dimension)", op,
+                            to_string(operand), operand.size(), starts));
+  FixedVector<std::uint8_t, max_rank> dims;
+  for (std::size_t d = 0; d < operand.size(); ++d) dims.push_back(static_cast<std::uint8_t>(d));
+  return dims;
+}
+
+FixedVector<std::uint8_t, max_rank> one_dim(char const* op, Shape const& operand, int axis) {
+  FixedVector<std::uint8_t, max_rank> dims;
+  dims.push_back(one_axis(op, "axis", operand, axis));
+  return dims;
+}
+
+Shape dynamic_slice_shape(Shape const& operand, FixedVector<std::uint8_t, max_rank> const& dims, Shape const& sizes) {
+  if (sizes.size() != operand.size())
+    throw Error(std::format("dynamic_slice: the operand {} has rank {}, but {} slice sizes were given", to_string(operand),
+                            operand.size(), sizes.size()));
+  (void)dims;  // every dimension not named is taken whole (dynamic_slice_in_dim made its sizes so)
+  for (std::size_t d = 0; d < operand.size(); ++d)
+    if (sizes[d] < 0 || sizes[d] > operand[d])
+      throw Error(std::format("dynamic_slice: dimension {} of the operand {} has size {}; the slice size {} needs 0 <= "
+                              "size <= {}",
+                              d, to_string(operand), operand[d], sizes[d], operand[d]));
+  return sizes;
+}
+
+void check_update_shape(Shape const& operand, Shape const& update, FixedVector<std::uint8_t, max_rank> const& dims) {
+  if (update.size() != operand.size())
+    throw Error(std::format("dynamic_update_slice: the update {} has rank {}, the operand {} rank {}; they must match",
+                            to_string(update), update.size(), to_string(operand), operand.size()));
+  for (std::size_t d = 0; d < operand.size(); ++d) {
+    bool indexed = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (update[d] > operand[d])
+      throw Error(std::format("dynamic_update_slice: dimension {} of the update {} has size {}, larger than the "
+                              "operand {}'s {}",
+                              d, to_string(update), update[d], to_string(operand), operand[d]));
+    if (!indexed && update[d] != operand[d])
+      throw Error(std::format("dynamic_update_slice_in_dim: dimension {} of the update {} has size {}; only the axis "
+                              "given may be smaller than the operand {}'s",
+                              d, to_string(update), update[d], to_string(operand)));
+  }
+}
+
+}  // namespace tessel::detail

@@ -57,6 +57,11 @@ LeafLayout view_layout(ViewSpec const& view, Shape const& in_local, Shape const&
       }
       break;
     case ViewKind::reshape: row_major_strides(out_local, l.stride); break;
+    case ViewKind::broadcast:
+      // New and widened dimensions are read with stride 0; mapped ones hold equal blocks.
+      for (std::size_t d = 0; d < in_local.size(); ++d)
+        if (in_local[d] != 1) l.stride[view.perm[d]] = in_stride[d];
+      break;
   }
   return l;
 }

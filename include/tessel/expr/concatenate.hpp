@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "tessel/expr/checks.hpp"
+#include "tessel/expr/elementwise.hpp"
 #include "tessel/expr/node.hpp"
 
 namespace tessel {
@@ -32,15 +33,26 @@ namespace detail {
 Shape concat_shape(Shape const* const* shapes, std::size_t count, int& axis);
 }  // namespace detail
 
+namespace detail {
+// An operand in the concatenation's dtype: itself, or converted (as jnp.concatenate promotes).
+template <class R, class N>
+constexpr auto in_dtype(N const& n) {
+  if constexpr (std::same_as<expr_value_t<N>, R>) return n;
+  else return astype<R>(n);
+}
+}  // namespace detail
+
 // jnp.concatenate((xs...), axis). The axis comes first because a C++ parameter pack must be last:
-// concatenate(0, a, b, exp(c)). Operands share one dtype (astype<>() one of them otherwise).
+// concatenate(0, a, b, exp(c)). Operands of different dtypes are promoted as jnp.concatenate
+// promotes them (float32 with bfloat16 gives float32), each converted before it is copied.
 template <class... X>
   requires(sizeof...(X) >= 1 && (Operand<X> && ...) && (!std::is_arithmetic_v<std::remove_cvref_t<X>> && ...))
 auto concatenate(int axis, X const&... xs) {
-  using First = expr_value_t<node_t<std::tuple_element_t<0, std::tuple<X...>>>>;
-  static_assert((std::same_as<expr_value_t<node_t<X>>, First> && ...),
-                "tessel: concatenate needs operands of one dtype; use astype<>() on the others");
-  auto nodes = std::tuple{as_node(xs)...};
+  using R = promote_t<expr_value_t<node_t<X>>...>;
+  static_assert(!std::same_as<R, detail::NeedsInt16>,
+                "tessel: concatenating int8 with uint8 promotes to int16 (jnp.promote_types), which tessel does not "
+                "store; astype<std::int32_t>() one operand first");
+  auto nodes = std::tuple{detail::in_dtype<R>(as_node(xs))...};
   Shape const* shapes[sizeof...(X)];
   std::size_t k = 0;
   std::apply([&](auto const&... n) { ((shapes[k++] = &n.shape()), ...); }, nodes);
@@ -49,7 +61,11 @@ auto concatenate(int axis, X const&... xs) {
   std::apply([&](auto const&... n) {
     ((detail::check_same_devices("concatenate", mesh, detail::mesh_of(n)), mesh = mesh ? mesh : detail::mesh_of(n)), ...);
   }, nodes);
-  return ConcatNode<node_t<X>...>{nodes, {static_cast<std::uint8_t>(axis), shape}};
+  return std::apply(
+      [&](auto const&... n) {
+        return ConcatNode<std::remove_cvref_t<decltype(n)>...>{{n...}, {static_cast<std::uint8_t>(axis), shape}};
+      },
+      nodes);
 }
 
 }  // namespace tessel

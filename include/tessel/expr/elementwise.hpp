@@ -142,6 +142,9 @@ TESSEL_BINARY_FUNCTION(operator>, gt, comparison)
 TESSEL_BINARY_FUNCTION(operator>=, ge, comparison)
 TESSEL_BINARY_FUNCTION(equal, eq, comparison)
 TESSEL_BINARY_FUNCTION(not_equal, ne, comparison)
+// `a == b` and `a != b` compare elementwise (a mask), as on jax.Arrays; never tensor identity.
+TESSEL_BINARY_FUNCTION(operator==, eq, comparison)
+TESSEL_BINARY_FUNCTION(operator!=, ne, comparison)
 
 // lax.div and lax.rem: C's truncating division, with XLA's results for x / 0 (-1), x rem 0 (x)
 // and INT_MIN / -1 (INT_MIN).

@@ -39,6 +39,8 @@
   OP(cumsum, kernel)                                                                                         \
   OP(take, kernel)                                                                                           \
   OP(argreduce, kernel)                                                                                      \
+  OP(dynamic_slice, kernel)                                                                                  \
+  OP(dynamic_update_slice, kernel)                                                                           \
   OP(manual_collective, kernel)
 
 namespace tessel {

@@ -1,5 +1,5 @@
 #pragma once
-// jnp.take(table, indices, axis) with int32 indices, JAX's default mode ("fill"): a negative index
+// jnp.take(table, indices, axis) with int32 or int64 indices, JAX's default mode ("fill"): a negative index
 // counts from the end once; an index still outside the table gives NaN (INT32_MIN for int32
 // tables) for its whole slice. The result's shape is table.shape[:axis] + indices.shape +
 // table.shape[axis + 1:]. An embedding lookup is take(table, token_ids): with the table sharded
@@ -41,7 +41,8 @@ template <class T, class I>
 auto take(T const& table, I const& indices, int axis = 0) {
   auto t = as_node(table);
   auto i = as_node(indices);
-  static_assert(std::same_as<expr_value_t<decltype(i)>, std::int32_t>, "tessel: take's indices are int32; use astype<std::int32_t>()");
+  static_assert(std::same_as<expr_value_t<decltype(i)>, std::int32_t> || std::same_as<expr_value_t<decltype(i)>, std::int64_t>,
+                "tessel: take's indices are int32 or int64; use astype<std::int32_t>()");
   static_assert(!std::same_as<expr_value_t<decltype(t)>, bool>, "tessel: take from a comparison after astype<>()");
   detail::check_same_devices("take", detail::mesh_of(t), detail::mesh_of(i));
   Shape shape = detail::take_shape(t.shape(), i.shape(), axis);

@@ -1,11 +1,13 @@
 #pragma once
-// Views: jnp.transpose, jnp.reshape and lax.slice / lax.slice_in_dim. A view moves no data of its
+// Views: jnp.transpose, jnp.reshape, lax.slice / lax.slice_in_dim and lax.broadcast_in_dim
+// (expr/broadcast.hpp: jnp.broadcast_to, jnp.repeat, jnp.tile). A view moves no data of its
 // own: inside a fused region it is a leaf that reads its operand's shards with other strides and
 // an offset, so `exp(transpose(x)) + y` is one kernel. Shardings go through it (GSPMD's rules): a
 // transpose permutes the spec; a slice keeps the spec of the dimensions it takes whole and needs
 // the sliced ones unsharded; a reshape keeps the sharding of each group of dimensions it splits or
 // merges when every device's block stays one contiguous piece (then it is zero-copy), otherwise
-// the planner unshards that group first and says so in explain.
+// the planner unshards that group first and says so in explain; a broadcast keeps the spec of the
+// dimensions it maps and leaves the new or widened ones unsharded (read with stride 0).
 #include <cstdint>
 #include <initializer_list>
 
@@ -14,12 +16,14 @@
 
 namespace tessel {
 
-enum class ViewKind : std::uint8_t { transpose, reshape, slice };
+enum class ViewKind : std::uint8_t { transpose, reshape, slice, broadcast };
 
 // What a view does, as plain data (the planner and the plan cache read it).
 struct ViewSpec {
   ViewKind kind = ViewKind::transpose;
-  FixedVector<std::uint8_t, max_rank> perm;  // transpose: result dimension j is operand dimension perm[j]
+  // transpose: result dimension j is operand dimension perm[j]; broadcast: operand dimension d is
+  // result dimension perm[d] (lax.broadcast_in_dim's broadcast_dimensions)
+  FixedVector<std::uint8_t, max_rank> perm;
   Shape start, limit;                        // slice: per operand dimension, [start, limit)
   friend bool operator==(ViewSpec const&, ViewSpec const&) = default;
 };
@@ -34,7 +38,13 @@ struct View {
   using value_type = expr_value_t<Child>;
   static constexpr Shape const& shape(Data const& d) { return d.shape; }
   static constexpr char const* name(Data const& d) {
-    return d.view.kind == ViewKind::transpose ? "transpose" : d.view.kind == ViewKind::reshape ? "reshape" : "slice";
+    switch (d.view.kind) {
+      case ViewKind::transpose: return "transpose";
+      case ViewKind::reshape: return "reshape";
+      case ViewKind::slice: return "slice";
+      case ViewKind::broadcast: return "broadcast_in_dim";
+    }
+    return "view";
   }
   static constexpr void describe(Data const& d, auto& node, auto&) { node.view = d.view; }
   // The kind and every list's length too: a transpose, a slice and a reshape share one type, and

@@ -101,6 +101,14 @@ constexpr ViewShardings view_shardings(ViewSpec const& view, Shape const& in_sha
         if (view.start[d] != 0 || view.limit[d] != in_shape[d]) in[d].clear();
       out = in;
       break;
+    case ViewKind::broadcast:
+      // A mapped dimension keeps its axes; a widened one (size 1 to n) and a new one are whole.
+      out = DimAxes(out_shape.size(), AxisList{});
+      for (std::size_t d = 0; d < in_shape.size(); ++d) {
+        if (in_shape[d] != out_shape[view.perm[d]]) in[d].clear();
+        out[view.perm[d]] = in[d];
+      }
+      break;
     case ViewKind::reshape: {
       out = DimAxes(out_shape.size(), AxisList{});
       for (Group const& g : reshape_groups(in_shape, out_shape)) {

@@ -62,6 +62,15 @@ class Tensor {
   template <Expression E>
     requires std::same_as<expr_value_t<E>, T>
   Tensor(E const& e);  // NOLINT: implicit by design
+  // An expression of another dtype (an argmax's int32 indices into a Tensor<float>, say): a
+  // compile error that says so, not a bare "no conversion".
+  template <Expression E>
+    requires(!std::same_as<expr_value_t<E>, T>)
+  Tensor(E const&) {  // NOLINT: implicit, to be chosen and say why it fails
+    static_assert(std::same_as<expr_value_t<E>, T>,
+                  "tessel: the expression's dtype is not the tensor's (argmax and argmin give int32, comparisons "
+                  "bool): declare the tensor with the expression's dtype, or convert with astype<T>()");
+  }
 
   [[nodiscard]] Shape const& shape() const { return ref().shape; }
   [[nodiscard]] int rank() const { return ref().shape.rank(); }

@@ -22,7 +22,7 @@ T fill_value() {
 // `filled_later`: the table is split along the axis, so the devices' blocks are summed by an
 // all-reduce and the fill is written after it (fill_outside); every device then writes the sum's
 // identity where it holds nothing, out-of-range indices included.
-template <class T>
+template <class T, class I>
 void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t axis, TensorImpl& out,
                 bool filled_later, char const* label) {
   std::int64_t const n = table.shape[axis];
@@ -39,7 +39,7 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
     auto const& ts = table.shards[pos];
     std::int64_t const lo = ts.index[axis].start, hi = ts.index[axis].stop;
     T const* src = reinterpret_cast<T const*>(ts.bytes.data());
-    auto const* idx = reinterpret_cast<std::int32_t const*>(indices.shards[pos].bytes.data());
+    auto const* idx = reinterpret_cast<I const*>(indices.shards[pos].bytes.data());
     T* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     std::int64_t const count = pre * m * post;
     // A work item copies a run of one slice (the backend's copy_chunk: a whole slice on hosts, a
@@ -75,7 +75,7 @@ struct IndexBox {
 // fill, over each buffer of `out` once. The result's dimensions [axis, axis + indices' rank) are the
 // indices'; its boxes may be narrower than the indices' blocks (a reduce-scatter), so each row finds
 // its index by global coordinates.
-template <class T>
+template <class T, class I>
 void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t n, std::size_t axis,
                   char const* label) {
   T const fill = fill_value<T>();
@@ -96,7 +96,7 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
       b.stride[k] = stride;
       stride *= is.index[k].size();
     }
-    auto const* idx = reinterpret_cast<std::int32_t const*>(is.bytes.data());
+    auto const* idx = reinterpret_cast<I const*>(is.bytes.data());
     T* dst = reinterpret_cast<T*>(os.bytes.data());
     std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
     std::int64_t const chunks = (post + chunk - 1) / chunk;
@@ -117,6 +117,13 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
   wait_for_buffer_writers(out);
 }
 
+// Calls f with a value of the indices' type: int32, or int64.
+template <class F>
+void with_index_type(TensorImpl const& indices, F const& f) {
+  if (indices.dtype == DType::int64) f(std::int64_t{});
+  else f(std::int32_t{});
+}
+
 }  // namespace
 
 // The kernel step: each device's block of the result (tiled as the plan's partial sharding), the
@@ -132,7 +139,9 @@ void take_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state
   if (step.kind == plan::StepKind::collective) {
     ImplPtr out = complete_reduce(k.operand(0), step.collective, *step.to, step.axes, step.combine);
     std::int64_t const n = plan.graph[static_cast<std::size_t>(node.children[0])].shape[node.axis];
-    visit(out->dtype, [&](auto t) { fill_outside<decltype(t)>(*out, *indices, n, node.axis, k.label()); });
+    with_index_type(*indices, [&](auto i) {
+      visit(out->dtype, [&](auto t) { fill_outside<decltype(t), decltype(i)>(*out, *indices, n, node.axis, k.label()); });
+    });
     indices.reset();
     k.result(std::move(out));
     return;
@@ -140,8 +149,10 @@ void take_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state
   TensorImpl const& table = *k.operand(0);
   bool const filled_later = k.node_plan().collective.has_value();
   auto out = TensorImpl::allocate(node.shape, table.dtype, *k.node_plan().partial);
-  visit(table.dtype, [&](auto t) {
-    take_typed<decltype(t)>(table, *k.operand(1), node.axis, *out, filled_later, k.label());
+  with_index_type(*k.operand(1), [&](auto i) {
+    visit(table.dtype, [&](auto t) {
+      take_typed<decltype(t), decltype(i)>(table, *k.operand(1), node.axis, *out, filled_later, k.label());
+    });
   });
   if (filled_later) indices = k.operand(1);
   k.result(std::move(out));

@@ -6,6 +6,7 @@
 #include "tessel/plan/detail/rules/concatenate.hpp"
 #include "tessel/plan/detail/rules/constraint.hpp"
 #include "tessel/plan/detail/rules/dot.hpp"
+#include "tessel/plan/detail/rules/dynamic_slice.hpp"
 #include "tessel/plan/detail/rules/elementwise.hpp"
 #include "tessel/plan/detail/rules/take.hpp"
 #include "tessel/plan/detail/rules/iota.hpp"

@@ -1,0 +1,66 @@
+// dynamic_update_slice's kernel: each device copies its block of the operand, then writes the part
+// of the update's box that falls inside its block (the update is whole along the dimensions the box
+// cuts and tiled like the operand along the others, so a device reads only its own update block).
+#include <cstdint>
+
+#include "box_starts.hpp"
+#include "tessel/runtime/block_copy.hpp"
+#include "tessel/runtime/device.hpp"
+#include "tessel/runtime/launch.hpp"
+
+namespace tessel::detail {
+namespace {
+
+template <class T>
+void update_typed(KernelArgs const& k, TensorImpl const& update, TensorImpl& out) {
+  auto const& n = k.node();
+  int const rank = static_cast<int>(n.shape.size());
+  for (std::size_t pos : local_positions(out)) {
+    Shape const local = out.shard_shape(pos), box = update.shard_shape(pos);
+    if (local.num_elements() == 0 || box.num_elements() == 0) continue;
+    BoxStarts const start = box_starts(k, n.shape, update.shape, 2, pos);
+    BlockStrides const o = block_strides(local), u = block_strides(box);
+    // Where the update's block begins relative to the operand's block, before the start.
+    std::int64_t shift[max_rank]{};
+    for (int d = 0; d < rank; ++d)
+      shift[d] = update.shards[pos].index[static_cast<std::size_t>(d)].start - out.shards[pos].index[static_cast<std::size_t>(d)].start;
+    std::int64_t const post = rank > 0 ? box[static_cast<std::size_t>(rank - 1)] : 1;
+    std::int64_t const rows = box.num_elements() / post;
+    std::int64_t const last = rank > 0 ? local[static_cast<std::size_t>(rank - 1)] : 1;
+    T const* src = reinterpret_cast<T const*>(update.shards[pos].bytes.data());
+    T* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
+    for_each_index(device(out.shards[pos].device), k.label(), rows, box.num_elements(), KOKKOS_LAMBDA(std::int64_t row) {
+      std::int64_t to = 0, rest = row;
+      for (int d = rank - 2; d >= 0; --d) {
+        std::int64_t const at = rest % u.extent[d] + start[d] + shift[d];
+        if (at < 0 || at >= o.extent[d]) return;  // another device's rows
+        to += at * o.stride[d];
+        rest /= u.extent[d];
+      }
+      // Along the last dimension, the run of the update's row inside this block.
+      std::int64_t const offset = rank > 0 ? start[rank - 1] + shift[rank - 1] : 0;
+      std::int64_t const lo = offset < 0 ? -offset : 0;
+      std::int64_t const hi = last - offset < post ? last - offset : post;
+      if (lo < hi) backend::copy_words(dst + to + offset + lo, src + row * post + lo, hi - lo, false);
+    });
+  }
+}
+
+}  // namespace
+
+void dynamic_update_slice_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+  KernelArgs const k{plan, step, state};
+  TensorImpl const& in = *k.operand(0);
+  auto out = TensorImpl::allocate(k.node().shape, in.dtype, *k.node_plan().after_collective);
+  std::size_t const element = size_of(in.dtype);
+  for (std::size_t pos : local_positions(*out)) {
+    Box const whole = Box::whole(out->shard_shape(pos));
+    if (whole.num_elements() == 0) continue;
+    copy_region(device(out->shards[pos].device), in.shards[pos].bytes.data(), whole, out->shards[pos].bytes.data(),
+                whole, whole, element);
+  }
+  visit(in.dtype, [&](auto t) { update_typed<decltype(t)>(k, *k.operand(1), *out); });
+  k.result(std::move(out));
+}
+
+}  // namespace tessel::detail
