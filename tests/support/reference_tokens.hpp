@@ -33,6 +33,8 @@ class ReferenceTokens {
     REQUIRE(!toks_.empty());
   }
   [[nodiscard]] bool done() const { return pos_ >= toks_.size(); }
+  // The next token, not taken ("" at the end).
+  [[nodiscard]] std::string peek() const { return done() ? std::string() : toks_[pos_]; }
   std::string word() {
     REQUIRE(pos_ < toks_.size());
     return toks_[pos_++];

@@ -57,9 +57,9 @@ template <ViewOperand X>
 constexpr auto broadcast_in_dim(X const& x, Shape const& shape, std::initializer_list<int> broadcast_dimensions) {
   auto n = as_node(x);
   (void)shape.num_elements();  // checks the sizes
-  auto v = detail::broadcast_view(n.shape(), shape, detail::list_of(broadcast_dimensions, "broadcast_in_dim"),
-                                  detail::errors_of(n));
-  return detail::make_view(n, v, shape);
+  auto v = tessel::detail::broadcast_view(n.shape(), shape, tessel::detail::list_of(broadcast_dimensions, "broadcast_in_dim"),
+                                  tessel::detail::errors_of(n));
+  return tessel::detail::make_view(n, v, shape);
 }
 }  // namespace lax
 

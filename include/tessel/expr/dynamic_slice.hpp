@@ -101,8 +101,8 @@ namespace lax {
 template <BoxOperand X, Operand... S>
 auto dynamic_slice(X const& x, std::tuple<S...> const& start_indices, Shape const& slice_sizes) {
   auto n = as_node(x);
-  auto dims = detail::all_dims("dynamic_slice", n.shape(), sizeof...(S));
-  return std::apply([&](auto const&... s) { return detail::make_dynamic_slice(n, dims, slice_sizes, as_node(s)...); },
+  auto dims = tessel::detail::all_dims("dynamic_slice", n.shape(), sizeof...(S));
+  return std::apply([&](auto const&... s) { return tessel::detail::make_dynamic_slice(n, dims, slice_sizes, as_node(s)...); },
                     start_indices);
 }
 template <BoxOperand X, Operand... S>
@@ -114,10 +114,10 @@ auto dynamic_slice(X const& x, std::tuple<S...> const& start_indices, std::initi
 template <BoxOperand X, Operand S>
 auto dynamic_slice_in_dim(X const& x, S const& start_index, std::int64_t slice_size, int axis = 0) {
   auto n = as_node(x);
-  auto dims = detail::one_dim("dynamic_slice_in_dim", n.shape(), axis);
+  auto dims = tessel::detail::one_dim("dynamic_slice_in_dim", n.shape(), axis);
   Shape sizes = n.shape();
   sizes[dims[0]] = slice_size;
-  return detail::make_dynamic_slice(n, dims, sizes, as_node(start_index));
+  return tessel::detail::make_dynamic_slice(n, dims, sizes, as_node(start_index));
 }
 
 // lax.dynamic_update_slice(x, update, start_indices): x with the box at the (clamped) start
@@ -125,9 +125,9 @@ auto dynamic_slice_in_dim(X const& x, S const& start_index, std::int64_t slice_s
 template <BoxOperand X, BoxOperand U, Operand... S>
 auto dynamic_update_slice(X const& x, U const& update, std::tuple<S...> const& start_indices) {
   auto n = as_node(x);
-  auto dims = detail::all_dims("dynamic_update_slice", n.shape(), sizeof...(S));
+  auto dims = tessel::detail::all_dims("dynamic_update_slice", n.shape(), sizeof...(S));
   return std::apply(
-      [&](auto const&... s) { return detail::make_dynamic_update_slice(n, as_node(update), dims, as_node(s)...); },
+      [&](auto const&... s) { return tessel::detail::make_dynamic_update_slice(n, as_node(update), dims, as_node(s)...); },
       start_indices);
 }
 
@@ -136,8 +136,8 @@ auto dynamic_update_slice(X const& x, U const& update, std::tuple<S...> const& s
 template <BoxOperand X, BoxOperand U, Operand S>
 auto dynamic_update_slice_in_dim(X const& x, U const& update, S const& start_index, int axis) {
   auto n = as_node(x);
-  auto dims = detail::one_dim("dynamic_update_slice_in_dim", n.shape(), axis);
-  return detail::make_dynamic_update_slice(n, as_node(update), dims, as_node(start_index));
+  auto dims = tessel::detail::one_dim("dynamic_update_slice_in_dim", n.shape(), axis);
+  return tessel::detail::make_dynamic_update_slice(n, as_node(update), dims, as_node(start_index));
 }
 
 }  // namespace lax

@@ -1,0 +1,337 @@
+#pragma once
+// Llama-family decoders as Hugging Face's LlamaForCausalLM computes them (RMSNorm before attention
+// and MLP, rotary position embeddings on q and k, grouped-query attention, a SwiGLU MLP, an LM head
+// tied to the embedding or not), with weights from its safetensors file. The config fields that
+// tell Llama 2/3, Mistral and Qwen2-style models apart are LlamaConfig's: rope theta, the number
+// of key/value heads, a tied head, biases on q, k and v (Qwen2) and on the output projection
+// (Llama's attention_bias), read from the file where it says so.
+//
+// Layout: Megatron tensor parallelism over a mesh axis `mp`, data parallelism over `dp`. Query
+// heads, the output projection's rows and the MLP's hidden units are split over mp (one
+// all-reduce after attention, one after the MLP, per layer), the vocabulary over mp in the
+// embedding and the LM head. Key/value heads are split over mp when mp divides their number; when
+// it does not (2 KV heads on mp = 4), they are replicated, as Megatron and vLLM replicate a KV
+// head to the devices whose query heads share it: each device computes the few KV heads, repeats
+// them for their query groups, and keeps its own query heads' share, so no weight or cache is
+// ever gathered. The KV cache follows the KV heads' layout.
+//
+// Generation: prefill writes the prompt's keys and values into a preallocated cache with
+// dynamic_update_slice and returns its logits; each decode step writes one position and attends
+// over the cache with a mask up to it. The position is a run-time scalar: every step runs the
+// plans the first one made.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <format>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tessel/tessel.hpp"
+#include "tessel/tools/safetensors.hpp"
+
+namespace tessel::models {
+
+struct LlamaConfig {
+  // From the file (load_llama fills them): sizes, whether the head is tied, biases on q, k, v.
+  std::int64_t vocab = 0, hidden = 0, intermediate = 0, layers = 0, head_dim = 0;
+  bool tied_head = false, qkv_bias = false, o_bias = false;
+  // From the model's config.json (the file does not hold them).
+  std::int64_t heads = 0, kv_heads = 0, max_positions = 2048;
+  double rms_eps = 1e-5, rope_theta = 10000.0;
+};
+
+template <class T>
+struct LlamaLayer {
+  Tensor<T> attn_norm, wq, wk, wv, bq, bk, bv, wo, bo, mlp_norm, w_gate, w_up, w_down;
+};
+
+template <class T>
+struct Llama {
+  LlamaConfig config;
+  Mesh mesh;
+  Tensor<T> embed, norm, head;  // head: (vocab, hidden), the embedding itself when tied
+  Tensor<T> rope_cos, rope_sin;  // (max_positions, head_dim / 2)
+  std::vector<LlamaLayer<T>> layers;
+};
+
+// The shardings of the layout above on a mesh with axes dp and mp.
+struct LlamaShardings {
+  NamedSharding replicated, vocab_rows, q_heads, q_bias, kv_heads, kv_bias, o_rows, hidden_cols, hidden_rows, cache;
+  LlamaShardings(Mesh const& m, LlamaConfig const& c)
+      : replicated(m, P()),
+        vocab_rows(m, P("mp", None)),
+        q_heads(m, P(None, "mp", None)),
+        q_bias(m, P("mp", None)),
+        kv_heads(split_kv(m, c) ? NamedSharding(m, P(None, "mp", None)) : NamedSharding(m, P())),
+        kv_bias(split_kv(m, c) ? NamedSharding(m, P("mp", None)) : NamedSharding(m, P())),
+        o_rows(m, P("mp", None, None)),
+        hidden_cols(m, P(None, "mp")),
+        hidden_rows(m, P("mp", None)),
+        cache(split_kv(m, c) ? NamedSharding(m, P("dp", None, "mp", None)) : NamedSharding(m, P("dp"))) {}
+  // Whether the KV heads are split over mp (else replicated: see above).
+  static bool split_kv(Mesh const& m, LlamaConfig const& c) { return c.kv_heads % m.axis_size("mp") == 0; }
+};
+
+namespace llama {
+
+template <class T>
+Tensor<T> filled(Shape const& shape, float v, NamedSharding const& sharding) {
+  return make_array_from_callback<T>(shape, sharding, [v](Box const&, std::span<T> block) {
+    std::fill(block.begin(), block.end(), T(v));
+  });
+}
+template <class T>
+Tensor<T> zeros(Shape const& shape, NamedSharding const& sharding) {
+  return filled<T>(shape, 0.0f, sharding);
+}
+
+inline void check_config(LlamaConfig const& c) {
+  if (c.heads <= 0 || c.kv_heads <= 0 || c.heads % c.kv_heads != 0)
+    throw Error(std::format("llama: {} query heads are not a multiple of {} key/value heads", c.heads, c.kv_heads));
+  if (c.head_dim <= 0 || c.head_dim % 2 != 0)
+    throw Error(std::format("llama: head_dim {} must be even (rotary embeddings rotate pairs)", c.head_dim));
+}
+
+// Hugging Face's default rotary tables: inv_freq = 1 / theta^(2i / head_dim) and angle = position *
+// inv_freq in float32 (cat(freqs, freqs) makes both halves of cos and sin alike, so one half is
+// kept), rounded to the model's dtype as HF rounds them to the queries'.
+template <class T>
+std::pair<Tensor<T>, Tensor<T>> rope_tables(LlamaConfig const& c, NamedSharding const& sharding) {
+  std::int64_t const half = c.head_dim / 2;
+  auto table = [&](bool sine) {
+    return make_array_from_callback<T>(Shape{c.max_positions, half}, sharding, [&](Box const& box, std::span<T> block) {
+      std::size_t k = 0;
+      for (std::int64_t p = box[0].start; p < box[0].stop; ++p)
+        for (std::int64_t i = box[1].start; i < box[1].stop; ++i) {
+          float const inv = 1.0f / std::pow(static_cast<float>(c.rope_theta), static_cast<float>(2 * i) / static_cast<float>(c.head_dim));
+          float const angle = static_cast<float>(p) * inv;
+          block[k++] = T(sine ? std::sin(angle) : std::cos(angle));
+        }
+    });
+  };
+  return {table(false), table(true)};
+}
+
+// Rotary embedding of x (batch, seq, heads, head_dim) at the positions whose cos and sin rows are
+// c and s (seq, 1, head_dim / 2): x * cos + rotate_half(x) * sin, written per half so each product
+// and sum is HF's: [x1 c - x2 s, x2 c + x1 s].
+inline constexpr auto rotate = [](auto const& x, auto const& c, auto const& s) {
+  std::int64_t const d = x.shape()[3], h = d / 2;
+  auto x1 = slice_in_dim(x, 0, h, 3);
+  auto x2 = slice_in_dim(x, h, d, 3);
+  return concatenate(3, x1 * c - x2 * s, x2 * c + x1 * s);
+};
+
+// Rows [offset, offset + seq) of a rotary table as (seq, 1, head_dim / 2).
+inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std::int64_t seq) {
+  return reshape(lax::dynamic_slice_in_dim(table, offset, seq, 0), {seq, 1, table.shape()[1]});
+};
+
+// HF's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps), times the weight.
+inline constexpr auto rms = [](auto const& x, auto const& g, double eps) { return rms_norm(x, g, eps); };
+
+// Queries at positions offset + i attend to keys at positions j <= offset + i; the KV heads are
+// repeated for their query groups (HF's repeat_kv). q (b, s, H, d); k, v (b, t, KV, d) -> (b, H, s, d).
+inline constexpr auto attend = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
+  std::int64_t const rep = q.shape()[2] / k.shape()[2];
+  DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, H, s, t)
+  DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // (b, H, s, t) . (b, t, H, d) -> (b, H, s, d)
+  auto scores = dot_general(q, repeat(k, rep, 2), qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
+  Shape const ss = scores.shape();
+  auto visible = iota<std::int32_t>(ss, 3) <= iota<std::int32_t>(ss, 2) + offset;
+  float const ninf = -std::numeric_limits<float>::infinity();
+  return dot_general(softmax(where(visible, scores, ninf), -1), repeat(v, rep, 2), pv);
+};
+
+// The output projection (b, H, s, d) . (H, d, e) -> (b, s, e): a sum over the heads each device holds.
+inline constexpr auto project_out = [](auto const& heads, auto const& wo) {
+  return dot_general(heads, wo, DotDims{{1, 3}, {0, 1}, {}, {}});
+};
+
+// The SwiGLU MLP after its norm: down(silu(gate(x)) * up(x)).
+inline constexpr auto mlp = [](auto const& x, auto const& g, auto const& w_gate, auto const& w_up, auto const& w_down,
+                               double eps) {
+  DotDims dense{{2}, {0}, {}, {}};
+  auto n = rms(x, g, eps);
+  auto gate = dot_general(n, w_gate, dense);
+  return dot_general(gate * sigmoid(gate) * dot_general(n, w_up, dense), w_down, dense);
+};
+
+inline constexpr auto project_heads = [](auto const& n, auto const& w, auto const& b) {
+  return dot_general(n, w, DotDims{{2}, {0}, {}, {}}) + b;  // (b, s, e) . (e, h, d) -> (b, s, h, d)
+};
+
+}  // namespace llama
+
+// Loads a Llama-family model from `file` (Hugging Face's tensor names) onto `mesh` (axes dp and mp).
+// `config` gives what the file does not: heads, kv_heads, rms_eps, rope_theta, max_positions. The
+// sizes, a tied head (no lm_head.weight) and q/k/v biases come from the file. PyTorch's Linear
+// weights, stored (out, in), are transposed into the layouts the forward reads.
+template <class T>
+Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig config) {
+  LlamaConfig& c = config;
+  auto const& embed = file.entry("model.embed_tokens.weight");
+  c.vocab = embed.shape[0];
+  c.hidden = embed.shape[1];
+  c.intermediate = file.entry("model.layers.0.mlp.gate_proj.weight").shape[0];
+  c.layers = 0;
+  while (file.contains(std::format("model.layers.{}.input_layernorm.weight", c.layers))) ++c.layers;
+  if (c.heads <= 0) throw Error("load_llama: the config must give the number of attention heads");
+  c.head_dim = file.entry("model.layers.0.self_attn.q_proj.weight").shape[0] / c.heads;
+  c.tied_head = !file.contains("lm_head.weight");
+  c.qkv_bias = file.contains("model.layers.0.self_attn.q_proj.bias");
+  c.o_bias = file.contains("model.layers.0.self_attn.o_proj.bias");
+  llama::check_config(c);
+  LlamaShardings s(mesh, c);
+  std::int64_t const e = c.hidden, h = c.heads, kv = c.kv_heads, d = c.head_dim, f = c.intermediate;
+  auto load = [&](std::string const& name, NamedSharding const& sh, Shape const& shape) {
+    return file.load<T>(name, sh, shape);
+  };
+  // A Linear weight (out, in) as (in, out...) in the given sharding.
+  auto linear = [&](std::string const& name, Shape const& stored, Shape const& as, NamedSharding const& sh) {
+    return eval(reshape(transpose(load(name, s.replicated, stored)), as), sh);
+  };
+  auto bias = [&](std::string const& name, std::int64_t n, NamedSharding const& sh) {
+    if (!c.qkv_bias) return llama::zeros<T>(Shape{n, d}, sh);
+    return eval(reshape(load(name, s.replicated, {n * d}), {n, d}), sh);
+  };
+  Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
+  m.embed = load("model.embed_tokens.weight", s.vocab_rows, {c.vocab, e});
+  m.norm = load("model.norm.weight", s.replicated, {e});
+  m.head = c.tied_head ? m.embed : load("lm_head.weight", s.vocab_rows, {c.vocab, e});
+  std::tie(m.rope_cos, m.rope_sin) = llama::rope_tables<T>(c, s.replicated);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    std::string const p = std::format("model.layers.{}.", l);
+    LlamaLayer<T> y;
+    y.attn_norm = load(p + "input_layernorm.weight", s.replicated, {e});
+    y.wq = linear(p + "self_attn.q_proj.weight", {h * d, e}, {e, h, d}, s.q_heads);
+    y.wk = linear(p + "self_attn.k_proj.weight", {kv * d, e}, {e, kv, d}, s.kv_heads);
+    y.wv = linear(p + "self_attn.v_proj.weight", {kv * d, e}, {e, kv, d}, s.kv_heads);
+    y.bq = bias(p + "self_attn.q_proj.bias", h, s.q_bias);
+    y.bk = bias(p + "self_attn.k_proj.bias", kv, s.kv_bias);
+    y.bv = bias(p + "self_attn.v_proj.bias", kv, s.kv_bias);
+    y.wo = linear(p + "self_attn.o_proj.weight", {e, h * d}, {h, d, e}, s.o_rows);
+    y.bo = c.o_bias ? load(p + "self_attn.o_proj.bias", s.replicated, {e}) : llama::zeros<T>(Shape{e}, s.replicated);
+    y.mlp_norm = load(p + "post_attention_layernorm.weight", s.replicated, {e});
+    y.w_gate = linear(p + "mlp.gate_proj.weight", {f, e}, {e, f}, s.hidden_cols);
+    y.w_up = linear(p + "mlp.up_proj.weight", {f, e}, {e, f}, s.hidden_cols);
+    y.w_down = linear(p + "mlp.down_proj.weight", {e, f}, {f, e}, s.hidden_rows);
+    m.layers.push_back(std::move(y));
+  }
+  return m;
+}
+
+// A model of the config's sizes (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim)
+// with random weights: normal with std 0.02 (HF's initializer_range), norm weights 1, no biases;
+// drawn directly in the layout, the same values on any mesh.
+template <class T>
+Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
+  llama::check_config(c);
+  c.qkv_bias = c.o_bias = false;
+  LlamaShardings s(mesh, c);
+  std::int64_t const e = c.hidden, h = c.heads, kv = c.kv_heads, d = c.head_dim, f = c.intermediate;
+  std::uint32_t key = seed * 1000;
+  auto normal = [&](Shape const& shape, NamedSharding const& sh) {
+    return Tensor<T>(random::normal<T>(PRNGKey(key++), shape, sh) * 0.02f);
+  };
+  auto constant = [](Shape const& shape, float v, NamedSharding const& sh) { return llama::filled<T>(shape, v, sh); };
+  Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
+  m.embed = normal({c.vocab, e}, s.vocab_rows);
+  m.norm = constant({e}, 1, s.replicated);
+  m.head = c.tied_head ? m.embed : normal({c.vocab, e}, s.vocab_rows);
+  std::tie(m.rope_cos, m.rope_sin) = llama::rope_tables<T>(c, s.replicated);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    LlamaLayer<T> y;
+    y.attn_norm = constant({e}, 1, s.replicated);
+    y.wq = normal({e, h, d}, s.q_heads), y.wk = normal({e, kv, d}, s.kv_heads), y.wv = normal({e, kv, d}, s.kv_heads);
+    y.bq = constant({h, d}, 0, s.q_bias), y.bk = constant({kv, d}, 0, s.kv_bias), y.bv = constant({kv, d}, 0, s.kv_bias);
+    y.wo = normal({h, d, e}, s.o_rows);
+    y.bo = constant({e}, 0, s.replicated);
+    y.mlp_norm = constant({e}, 1, s.replicated);
+    y.w_gate = normal({e, f}, s.hidden_cols), y.w_up = normal({e, f}, s.hidden_cols);
+    y.w_down = normal({f, e}, s.hidden_rows);
+    m.layers.push_back(std::move(y));
+  }
+  return m;
+}
+
+// Preallocated keys and values, (batch, max_len, kv_heads, head_dim) per layer, laid out like the
+// KV heads (LlamaShardings::cache); `length` positions are filled.
+template <class T>
+struct KvCache {
+  std::vector<Tensor<T>> k, v;
+  std::int64_t length = 0;
+};
+
+template <class T>
+KvCache<T> make_cache(Llama<T> const& m, std::int64_t batch, std::int64_t max_len) {
+  LlamaConfig const& c = m.config;
+  if (max_len > c.max_positions)
+    throw Error(std::format("make_cache: {} positions, more than the model's rotary table holds ({})", max_len,
+                            c.max_positions));
+  LlamaShardings s(m.mesh, c);
+  KvCache<T> cache;
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    for (auto* list : {&cache.k, &cache.v})
+      list->push_back(llama::zeros<T>(Shape{batch, max_len, c.kv_heads, c.head_dim}, s.cache));
+  }
+  return cache;
+}
+
+// The forward of token ids (batch, seq) at positions cache.length + [0, seq): logits (batch, seq,
+// vocab). With a cache, the new keys and values are written into it (and length advances) and
+// attention reads the whole cache up to each position; without one (nullptr), attention reads the
+// sequence's own keys.
+template <class T>
+Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr) {
+  LlamaConfig const& c = m.config;
+  double const eps = c.rms_eps;
+  std::int64_t const seq = ids.shape()[1];
+  int const offset = cache ? static_cast<int>(cache->length) : 0;
+  if (cache && !cache->k.empty() && offset + seq > cache->k[0].shape()[1])
+    throw Error(std::format("llama forward: positions {}..{} run past the cache's {}", offset, offset + seq - 1,
+                            cache->k[0].shape()[1]));
+  Tensor<std::int32_t> placed = device_put(ids, NamedSharding(m.mesh, P("dp")));
+  Tensor<T> x = take(m.embed, placed);
+  auto cos = eval(llama::rope_rows(m.rope_cos, offset, seq));
+  auto sin = eval(llama::rope_rows(m.rope_sin, offset, seq));
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    LlamaLayer<T> const& y = m.layers[l];
+    Tensor<T> n = llama::rms(x, y.attn_norm, eps);
+    Tensor<T> q = llama::rotate(llama::project_heads(n, y.wq, y.bq), cos, sin);
+    Tensor<T> k = llama::rotate(llama::project_heads(n, y.wk, y.bk), cos, sin);
+    Tensor<T> v = llama::project_heads(n, y.wv, y.bv);
+    if (cache) {
+      cache->k[l] = lax::dynamic_update_slice_in_dim(cache->k[l], k, offset, 1);
+      cache->v[l] = lax::dynamic_update_slice_in_dim(cache->v[l], v, offset, 1);
+      x = x + (llama::project_out(llama::attend(q, cache->k[l], cache->v[l], offset), y.wo) + y.bo);
+    } else {
+      x = x + (llama::project_out(llama::attend(q, k, v, offset), y.wo) + y.bo);
+    }
+    x = x + llama::mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
+  }
+  if (cache) cache->length += seq;
+  return dot_general(llama::rms(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
+}
+
+// Greedy generation: prefill the prompt (batch, prompt_len), then `steps` decode steps, each taking
+// the argmax of the last logits. Returns the new tokens (batch, steps).
+template <class T>
+Tensor<std::int32_t> generate_greedy(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
+                                     KvCache<T>& cache) {
+  std::int64_t const batch = prompt.shape()[0], len = prompt.shape()[1];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
+  Tensor<T> logits = forward(m, prompt, &cache);
+  for (std::int64_t t = 0; t < steps; ++t) {
+    std::int64_t const last = t == 0 ? len - 1 : 0;
+    Tensor<std::int32_t> next = reshape(argmax(slice_in_dim(logits, last, last + 1, 1), -1), {batch, 1});
+    auto host = next.to_host();
+    for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
+    if (t + 1 < steps) logits = forward(m, next, &cache);
+  }
+  return device_put(out, Shape{batch, steps}, NamedSharding(m.mesh, P()));
+}
+
+}  // namespace tessel::models

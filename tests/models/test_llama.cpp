@@ -1,0 +1,184 @@
+// Llama-family models from safetensors files against Hugging Face's LlamaForCausalLM
+// (tests/data/llama, made by make_reference.py there: a Llama 3-style model with grouped-query
+// attention and an untied head, one with attention biases (q, k, v and o) and a tied head): float32
+// logits to 1e-4 relative on six (dp, mp) meshes, 32 greedy tokens with a KV cache equal to
+// generate(do_sample=False)'s, and a decode step that gathers no weight or cache and makes no new
+// plan from one position to the next.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "llama.hpp"
+#include "support/reference_tokens.hpp"
+
+using namespace tessel;
+using models::Llama;
+using models::LlamaConfig;
+
+namespace {
+
+struct Reference {
+  std::string name;
+  std::map<std::string, std::string> config;
+  std::int64_t batch = 0, seq = 0, vocab = 0, prompt = 0, steps = 0;
+  std::vector<std::int32_t> ids, greedy;
+  std::vector<float> logits;
+};
+
+std::vector<Reference> read_references() {
+  test::ReferenceTokens in("llama", "reference.txt");
+  std::vector<Reference> out;
+  while (!in.done()) {
+    Reference r;
+    REQUIRE(in.word() == "model");
+    r.name = in.word();
+    REQUIRE(in.word() == "config");
+    while (in.peek() != "ids") {
+      std::string key = in.word();
+      r.config[key] = in.word();
+    }
+    REQUIRE(in.word() == "ids");
+    r.batch = static_cast<std::int64_t>(in.dec());
+    r.seq = static_cast<std::int64_t>(in.dec());
+    for (std::int64_t i = 0; i < r.batch * r.seq; ++i) r.ids.push_back(static_cast<std::int32_t>(in.sdec()));
+    REQUIRE(in.word() == "logits");
+    REQUIRE(static_cast<std::int64_t>(in.dec()) == r.batch);
+    REQUIRE(static_cast<std::int64_t>(in.dec()) == r.seq);
+    r.vocab = static_cast<std::int64_t>(in.dec());
+    for (std::int64_t i = 0; i < r.batch * r.seq * r.vocab; ++i)
+      r.logits.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(in.hex())));
+    REQUIRE(in.word() == "greedy");
+    REQUIRE(static_cast<std::int64_t>(in.dec()) == r.batch);
+    r.prompt = static_cast<std::int64_t>(in.dec());
+    r.steps = static_cast<std::int64_t>(in.dec());
+    for (std::int64_t i = 0; i < r.batch * r.steps; ++i) r.greedy.push_back(static_cast<std::int32_t>(in.sdec()));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+LlamaConfig config_of(Reference const& r) {
+  LlamaConfig c;
+  c.heads = std::stoll(r.config.at("num_attention_heads"));
+  c.kv_heads = std::stoll(r.config.at("num_key_value_heads"));
+  c.max_positions = std::stoll(r.config.at("max_position_embeddings"));
+  c.rms_eps = std::stod(r.config.at("rms_norm_eps"));
+  c.rope_theta = std::stod(r.config.at("rope_theta"));
+  return c;
+}
+
+std::string file_of(Reference const& r) { return std::string(TESSEL_TEST_DATA_DIR) + "/llama/" + r.name + ".safetensors"; }
+
+// Six (dp, mp) meshes: one device, mp alone (more devices than KV heads), both ways round, and
+// meshes on reordered or other devices.
+std::vector<Mesh> meshes() {
+  return {make_mesh({1, 1}, {"dp", "mp"}, {0}),
+          make_mesh({2, 4}, {"dp", "mp"}),
+          make_mesh({4, 2}, {"dp", "mp"}),
+          make_mesh({1, 8}, {"dp", "mp"}),
+          make_mesh({2, 2}, {"dp", "mp"}, {3, 1, 2, 0}),
+          make_mesh({1, 2}, {"dp", "mp"}, {6, 7})};
+}
+
+double relative_error(std::vector<float> const& got, std::vector<float> const& want) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - want[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+  }
+  return diff / scale;
+}
+
+}  // namespace
+
+TEST_CASE("Llama-family models from safetensors give Hugging Face's logits on six meshes", "[models][llama]") {
+  for (auto const& r : read_references()) {
+    SafetensorsFile file(file_of(r));
+    for (auto const& mesh : meshes()) {
+      INFO(r.name << " on " << to_string(mesh));
+      auto m = models::load_llama<float>(file, mesh, config_of(r));
+      CHECK(m.config.vocab == r.vocab);
+      CHECK(m.config.tied_head == (r.config.at("tie_word_embeddings") == "True"));
+      CHECK(m.config.qkv_bias == (r.config.at("attention_bias") == "True"));
+      CHECK(m.config.o_bias == (r.config.at("attention_bias") == "True"));
+      auto ids = device_put(r.ids, Shape{r.batch, r.seq}, NamedSharding(mesh, P()));
+      auto logits = models::forward(m, ids);
+      REQUIRE(logits.shape() == Shape{r.batch, r.seq, r.vocab});
+      CHECK(relative_error(logits.to_host(), r.logits) < 1e-4);
+      // With a cache, in two pieces: the same logits.
+      auto cache = models::make_cache(m, r.batch, 16);
+      auto first = models::forward(m, eval(slice_in_dim(ids, 0, 7, 1)), &cache);
+      auto rest = models::forward(m, eval(slice_in_dim(ids, 7, r.seq, 1)), &cache);
+      CHECK(cache.length == r.seq);
+      CHECK(relative_error(eval(concatenate(1, first, rest)).to_host(), r.logits) < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("greedy generation with a KV cache gives generate(do_sample=False)'s tokens", "[models][llama]") {
+  for (auto const& r : read_references()) {
+    SafetensorsFile file(file_of(r));
+    for (auto const& mesh : {make_mesh({1, 1}, {"dp", "mp"}, {0}), make_mesh({2, 4}, {"dp", "mp"})}) {
+      INFO(r.name << " on " << to_string(mesh));
+      auto m = models::load_llama<float>(file, mesh, config_of(r));
+      std::vector<std::int32_t> prompt;
+      for (std::int64_t b = 0; b < r.batch; ++b)
+        for (std::int64_t t = 0; t < r.prompt; ++t) prompt.push_back(r.ids[static_cast<std::size_t>(b * r.seq + t)]);
+      auto cache = models::make_cache(m, r.batch, r.prompt + r.steps);
+      auto tokens = models::generate_greedy(m, device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P())),
+                                            r.steps, cache);
+      CHECK(tokens.to_host() == r.greedy);
+    }
+  }
+}
+
+TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan per position", "[models][llama][plan]") {
+  auto const refs = read_references();
+  auto const& r = refs.front();  // 8 query heads over 2 KV heads: replicated KV heads on mp = 4
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  auto m = models::load_llama<float>(SafetensorsFile(file_of(r)), mesh, config_of(r));
+  REQUIRE(m.config.kv_heads == 2);
+  auto cache = models::make_cache(m, 2, 32);
+  auto step = device_put(std::vector<std::int32_t>{3, 5}, Shape{2, 1}, NamedSharding(mesh, P()));
+  (void)models::forward(m, step, &cache);
+  (void)models::forward(m, step, &cache);
+  auto const plans = plan::cached_plans();
+  auto before = execution_counts();
+  (void)models::forward(m, step, &cache);
+  auto after = execution_counts();
+  CHECK(plan::cached_plans() == plans);
+  CHECK(after[plan::Collective::all_gather] == before[plan::Collective::all_gather]);
+  CHECK(after[plan::Collective::all_to_all] == before[plan::Collective::all_to_all]);
+  // Per layer one all-reduce after attention and one after the MLP, and one each for the
+  // embedding's and the head's vocabulary split (the logits stay split over mp: none there).
+  CHECK(after[plan::Collective::all_reduce] - before[plan::Collective::all_reduce] == 2 * m.config.layers + 1);
+}
+
+TEST_CASE("load_llama and make_cache name what is wrong", "[models][llama]") {
+  auto const refs = read_references();
+  auto const& r = refs.front();
+  auto mesh = make_mesh({1, 1}, {"dp", "mp"}, {0});
+  SafetensorsFile file(file_of(r));
+  LlamaConfig c = config_of(r);
+  c.kv_heads = 3;
+  CHECK_THROWS_WITH(models::load_llama<float>(file, mesh, c),
+                    Catch::Matchers::ContainsSubstring("llama: 8 query heads are not a multiple of 3 key/value heads"));
+  c = config_of(r);
+  c.heads = 0;
+  CHECK_THROWS_WITH(models::load_llama<float>(file, mesh, c),
+                    Catch::Matchers::ContainsSubstring("load_llama: the config must give the number of attention heads"));
+  auto m = models::load_llama<float>(file, mesh, config_of(r));
+  CHECK_THROWS_WITH(models::make_cache(m, 1, 65),
+                    Catch::Matchers::ContainsSubstring("make_cache: 65 positions, more than the model's rotary table holds (64)"));
+  auto cache = models::make_cache(m, 1, 4);
+  auto ids = device_put(std::vector<std::int32_t>{1, 2, 3, 4, 5}, Shape{1, 5}, NamedSharding(mesh, P()));
+  CHECK_THROWS_WITH(models::forward(m, ids, &cache),
+                    Catch::Matchers::ContainsSubstring("llama forward: positions 0..4 run past the cache's 4"));
+  CHECK(cache.length == 0);
+}
