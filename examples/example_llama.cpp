@@ -31,7 +31,7 @@ int run(models::Llama<float> const& model, std::int64_t batch, std::int64_t prom
   auto prompt = device_put(ids, Shape{batch, prompt_len}, NamedSharding(model.mesh, P()));
   auto generate = [&](std::int64_t n) {
     auto cache = models::make_cache(model, batch, prompt_len + n);
-    return models::generate_greedy(model, prompt, n, cache);
+    return models::generate(model, prompt, n, cache);
   };
   (void)generate(2);  // plans prefill and decode
 

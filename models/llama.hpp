@@ -18,7 +18,7 @@
 // Generation: prefill writes the prompt's keys and values into a preallocated cache with
 // dynamic_update_slice and returns its logits; each decode step writes one position and attends
 // over the cache with a mask up to it. The position is a run-time scalar: every step runs the
-// plans the first one made.
+// plans the first one made. Tokens are picked greedily or drawn (jax.random.categorical).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -316,17 +316,28 @@ Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>
   return dot_general(llama::rms(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
 }
 
-// Greedy generation: prefill the prompt (batch, prompt_len), then `steps` decode steps, each taking
-// the argmax of the last logits. Returns the new tokens (batch, steps).
+// How generate picks each token: greedy (temperature 0, the argmax of the logits), or drawn from
+// softmax(logits / temperature) with jax.random.categorical, step t with fold_in(key, t).
+struct Sampling {
+  double temperature = 0.0;
+  random::Key key = random::PRNGKey(0);
+};
+
+// Generation: prefill the prompt (batch, prompt_len), then `steps` - 1 decode steps, each feeding
+// back the token picked from the last logits. Returns the new tokens (batch, steps).
 template <class T>
-Tensor<std::int32_t> generate_greedy(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
-                                     KvCache<T>& cache) {
+Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
+                              KvCache<T>& cache, Sampling const& sampling = {}) {
   std::int64_t const batch = prompt.shape()[0], len = prompt.shape()[1];
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
   Tensor<T> logits = forward(m, prompt, &cache);
   for (std::int64_t t = 0; t < steps; ++t) {
     std::int64_t const last = t == 0 ? len - 1 : 0;
-    Tensor<std::int32_t> next = reshape(argmax(slice_in_dim(logits, last, last + 1, 1), -1), {batch, 1});
+    auto const final = slice_in_dim(logits, last, last + 1, 1);
+    Tensor<std::int32_t> next = sampling.temperature > 0
+        ? Tensor<std::int32_t>(random::categorical(random::fold_in(sampling.key, static_cast<std::uint32_t>(t)),
+                                                   Tensor<T>(final * (1.0 / sampling.temperature))))
+        : Tensor<std::int32_t>(argmax(final, -1));
     auto host = next.to_host();
     for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
     if (t + 1 < steps) logits = forward(m, next, &cache);

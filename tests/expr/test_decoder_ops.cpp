@@ -346,3 +346,22 @@ TEST_CASE("take accepts int64 indices with the int32 result", "[expr][take]") {
                               eval(take(device_put(test::iota_data<float>(Shape{16, 4}), Shape{16, 4}, one_device()), i32)).to_host()));
   }
 }
+
+TEST_CASE("random::gumbel and random::categorical draw JAX's values on every sharding", "[expr][random]") {
+  for (int seed : {0, 42}) {
+    INFO("seed " << seed);
+    auto const key = PRNGKey(seed);
+    auto const& g = at("gumbel_" + std::to_string(seed) + " out");
+    auto const& logits = at("categorical_" + std::to_string(seed) + " logits");
+    auto const last = at("categorical_" + std::to_string(seed) + " out_last").as<std::int32_t>();
+    auto const first = at("categorical_" + std::to_string(seed) + " out_first").as<std::int32_t>();
+    for (auto const& mesh : test::all_meshes())
+      for (auto const& s : test::shardings_of(mesh, g.shape)) {
+        INFO(to_string(mesh) << " " << to_string(s.spec()));
+        CHECK(test::bitwise_equal(random::gumbel<float>(key, g.shape, s).to_host(), g.as<float>()));
+        auto l = put(logits, s);
+        CHECK(eval(random::categorical(key, l)).to_host() == last);
+        CHECK(eval(random::categorical(key, l, 0)).to_host() == first);
+      }
+  }
+}

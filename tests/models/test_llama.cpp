@@ -2,7 +2,8 @@
 // (tests/data/llama, made by make_reference.py there: a Llama 3-style model with grouped-query
 // attention and an untied head, one with attention biases (q, k, v and o) and a tied head): float32
 // logits to 1e-4 relative on six (dp, mp) meshes, 32 greedy tokens with a KV cache equal to
-// generate(do_sample=False)'s, and a decode step that gathers no weight or cache and makes no new
+// generate(do_sample=False)'s, sampled tokens (jax.random.categorical) equal on every mesh, and a
+// decode step that gathers no weight or cache and makes no new
 // plan from one position to the next.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -131,11 +132,42 @@ TEST_CASE("greedy generation with a KV cache gives generate(do_sample=False)'s t
       for (std::int64_t b = 0; b < r.batch; ++b)
         for (std::int64_t t = 0; t < r.prompt; ++t) prompt.push_back(r.ids[static_cast<std::size_t>(b * r.seq + t)]);
       auto cache = models::make_cache(m, r.batch, r.prompt + r.steps);
-      auto tokens = models::generate_greedy(m, device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P())),
+      auto tokens = models::generate(m, device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P())),
                                             r.steps, cache);
       CHECK(tokens.to_host() == r.greedy);
     }
   }
+}
+
+TEST_CASE("sampled generation draws the same tokens on every mesh, and a cold temperature is greedy",
+          "[models][llama]") {
+  auto const refs = read_references();
+  auto const& r = refs.front();
+  SafetensorsFile file(file_of(r));
+  std::vector<std::int32_t> prompt;
+  for (std::int64_t b = 0; b < r.batch; ++b)
+    for (std::int64_t t = 0; t < r.prompt; ++t) prompt.push_back(r.ids[static_cast<std::size_t>(b * r.seq + t)]);
+  models::Sampling const warm{1.0, PRNGKey(7)}, cold{1e-4, PRNGKey(7)};
+  std::vector<std::int32_t> first;
+  for (auto const& mesh : meshes()) {
+    INFO(to_string(mesh));
+    auto m = models::load_llama<float>(file, mesh, config_of(r));
+    auto ids = device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P()));
+    auto cache = models::make_cache(m, r.batch, r.prompt + 16);
+    auto drawn = models::generate(m, ids, 16, cache, warm).to_host();
+    if (first.empty()) first = drawn;
+    CHECK(drawn == first);
+    cache = models::make_cache(m, r.batch, r.prompt + 16);
+    auto greedy = models::generate(m, ids, 16, cache, cold).to_host();
+    for (std::int64_t b = 0; b < r.batch; ++b)
+      for (std::int64_t t = 0; t < 16; ++t)
+        CHECK(greedy[static_cast<std::size_t>(b * 16 + t)] == r.greedy[static_cast<std::size_t>(b * r.steps + t)]);
+  }
+  // Sampling at temperature 1 is not greedy (with these weights and seed, some token differs).
+  std::vector<std::int32_t> greedy16;
+  for (std::int64_t b = 0; b < r.batch; ++b)
+    for (std::int64_t t = 0; t < 16; ++t) greedy16.push_back(r.greedy[static_cast<std::size_t>(b * r.steps + t)]);
+  CHECK(first != greedy16);
 }
 
 TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan per position", "[models][llama][plan]") {

@@ -4,8 +4,11 @@
 // equals the same tensor drawn whole, on any mesh, device count or backend.
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "tessel/expr/argreduce.hpp"
+#include "tessel/expr/elementwise.hpp"
 #include "tessel/runtime/tensor.hpp"
 #include "tessel/runtime/threefry.hpp"
 
@@ -48,6 +51,22 @@ Tensor<T> normal(Key key, Shape const& shape, NamedSharding const& sharding) {
 template <FloatingElement T = float>
 Tensor<T> normal(Key key, Shape const& shape) {
   return normal<T>(key, shape, tessel::detail::single_device_sharding());
+}
+
+// jax.random.gumbel(key, shape, dtype) with JAX's default mode ("low"): -log(-log(u)) of u =
+// uniform(key, shape, minval=tiny, maxval=1), drawn directly in the given sharding.
+template <FloatingElement T = float>
+Tensor<T> gumbel(Key key, Shape const& shape, NamedSharding const& sharding) {
+  return Tensor<T>(-log(-log(uniform<T>(key, shape, sharding, std::numeric_limits<compute_t<T>>::min(), 1))));
+}
+
+// jax.random.categorical(key, logits, axis): one index along `axis` drawn from softmax(logits), as
+// JAX draws it: argmax(gumbel(key, logits.shape) + logits, axis), the noise drawn in the logits'
+// sharding (a vocabulary split over devices samples without gathering the logits). Returns the
+// int32 expression.
+template <FloatingElement T>
+auto categorical(Key key, Tensor<T> const& logits, int axis = -1) {
+  return argmax(gumbel<T>(key, logits.shape(), logits.sharding()) + logits, axis);
 }
 
 }  // namespace tessel::random

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates the JAX reference vectors for the ops decoder models need (lax.dynamic_slice,
 lax.dynamic_update_slice and their _in_dim forms, jnp.repeat, jnp.tile, jnp.broadcast_to, `==` /
-`!=` on arrays, jnp.concatenate of mixed dtypes) in tests/data/jax_ops/decoder_ops.txt.
+`!=` on arrays, jnp.concatenate of mixed dtypes, jax.random.gumbel and jax.random.categorical) in
+tests/data/jax_ops/decoder_ops.txt.
 
 Run with a CPU jax, from anywhere:
 
@@ -166,12 +167,32 @@ def body(w):
     w.tensor("concat_promote", "out", out)
 
 
+def sampling(w):
+    """jax.random.gumbel (mode "low", the default) and jax.random.categorical from PRNGKey(seed)."""
+    rng = np.random.default_rng(7)
+    for seed in (0, 42):
+        key = jax.random.PRNGKey(seed)
+        g = np.asarray(jax.random.gumbel(key, (4, 10), jnp.float32))
+        w.ints(f"gumbel_{seed}", "seed", [seed])
+        w.tensor(f"gumbel_{seed}", "out", g)
+        logits = (3 * rng.standard_normal((4, 10))).astype(np.float32)
+        last = np.asarray(jax.random.categorical(key, logits, axis=-1)).astype(np.int32)
+        first = np.asarray(jax.random.categorical(key, logits, axis=0)).astype(np.int32)
+        assert np.array_equal(last, np.argmax(g + logits, axis=-1))
+        w.ints(f"categorical_{seed}", "seed", [seed])
+        w.tensor(f"categorical_{seed}", "logits", logits)
+        w.tensor(f"categorical_{seed}", "out_last", last)
+        w.tensor(f"categorical_{seed}", "out_first", first)
+
+
 def main():
     path = os.path.join(OUT, "decoder_ops.txt")
     with open(path, "w") as fh:
         vector_header.header(fh, "lax.dynamic_slice / dynamic_update_slice, jnp.repeat / tile / broadcast_to, ==, "
                              "mixed concatenate", SCRIPT, "")
-        body(Writer(fh))
+        writer = Writer(fh)
+        body(writer)
+        sampling(writer)
     print(path, os.path.getsize(path), "bytes")
 
 
