@@ -18,7 +18,8 @@
 // Generation: prefill writes the prompt's keys and values into a preallocated cache with
 // dynamic_update_slice and returns its logits; each decode step writes one position and attends
 // over the cache with a mask up to it. The position is a run-time scalar: every step runs the
-// plans the first one made. Tokens are picked greedily or drawn (jax.random.categorical).
+// plans the first one made, and a decode step is one recorded program (jit_decode_step) replayed
+// per token. Tokens are picked greedily or drawn (jax.random.categorical).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -258,10 +259,11 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
 }
 
 // Preallocated keys and values, (batch, max_len, kv_heads, head_dim) per layer, laid out like the
-// KV heads (LlamaShardings::cache); `length` positions are filled.
+// KV heads (LlamaShardings::cache): kv[2 l] holds layer l's keys, kv[2 l + 1] its values; `length`
+// positions are filled.
 template <class T>
 struct KvCache {
-  std::vector<Tensor<T>> k, v;
+  std::vector<Tensor<T>> kv;
   std::int64_t length = 0;
 };
 
@@ -273,47 +275,72 @@ KvCache<T> make_cache(Llama<T> const& m, std::int64_t batch, std::int64_t max_le
                             c.max_positions));
   LlamaShardings s(m.mesh, c);
   KvCache<T> cache;
-  for (std::int64_t l = 0; l < c.layers; ++l) {
-    for (auto* list : {&cache.k, &cache.v})
-      list->push_back(llama::zeros<T>(Shape{batch, max_len, c.kv_heads, c.head_dim}, s.cache));
-  }
+  for (std::int64_t l = 0; l < 2 * c.layers; ++l)
+    cache.kv.push_back(llama::zeros<T>(Shape{batch, max_len, c.kv_heads, c.head_dim}, s.cache));
   return cache;
 }
 
-// The forward of token ids (batch, seq) at positions cache.length + [0, seq): logits (batch, seq,
-// vocab). With a cache, the new keys and values are written into it (and length advances) and
-// attention reads the whole cache up to each position; without one (nullptr), attention reads the
-// sequence's own keys.
-template <class T>
-Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr) {
+namespace llama {
+// The forward of token ids (batch, seq) at positions offset + [0, seq), where offset is a C++ int
+// or a 0-d int32 tensor (a recorded decode step's argument). With caches (KvCache::kv's layout),
+// the new keys and values are written into them and attention reads them up to each position;
+// without, attention reads the sequence's own keys.
+template <class T, class Offset>
+Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset const& offset,
+                     std::vector<Tensor<T>>* caches) {
   LlamaConfig const& c = m.config;
   double const eps = c.rms_eps;
   std::int64_t const seq = ids.shape()[1];
-  int const offset = cache ? static_cast<int>(cache->length) : 0;
-  if (cache && !cache->k.empty() && offset + seq > cache->k[0].shape()[1])
-    throw Error(std::format("llama forward: positions {}..{} run past the cache's {}", offset, offset + seq - 1,
-                            cache->k[0].shape()[1]));
   Tensor<std::int32_t> placed = device_put(ids, NamedSharding(m.mesh, P("dp")));
   Tensor<T> x = take(m.embed, placed);
-  auto cos = eval(llama::rope_rows(m.rope_cos, offset, seq));
-  auto sin = eval(llama::rope_rows(m.rope_sin, offset, seq));
+  Tensor<T> cos = rope_rows(m.rope_cos, offset, seq), sin = rope_rows(m.rope_sin, offset, seq);
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     LlamaLayer<T> const& y = m.layers[l];
-    Tensor<T> n = llama::rms(x, y.attn_norm, eps);
-    Tensor<T> q = llama::rotate(llama::project_heads(n, y.wq, y.bq), cos, sin);
-    Tensor<T> k = llama::rotate(llama::project_heads(n, y.wk, y.bk), cos, sin);
-    Tensor<T> v = llama::project_heads(n, y.wv, y.bv);
-    if (cache) {
-      cache->k[l] = lax::dynamic_update_slice_in_dim(cache->k[l], k, offset, 1);
-      cache->v[l] = lax::dynamic_update_slice_in_dim(cache->v[l], v, offset, 1);
-      x = x + (llama::project_out(llama::attend(q, cache->k[l], cache->v[l], offset), y.wo) + y.bo);
+    Tensor<T> n = rms(x, y.attn_norm, eps);
+    Tensor<T> q = rotate(project_heads(n, y.wq, y.bq), cos, sin);
+    Tensor<T> k = rotate(project_heads(n, y.wk, y.bk), cos, sin);
+    Tensor<T> v = project_heads(n, y.wv, y.bv);
+    if (caches) {
+      Tensor<T>& kc = (*caches)[2 * l];
+      Tensor<T>& vc = (*caches)[2 * l + 1];
+      kc = lax::dynamic_update_slice_in_dim(kc, k, offset, 1);
+      vc = lax::dynamic_update_slice_in_dim(vc, v, offset, 1);
+      x = x + (project_out(attend(q, kc, vc, offset), y.wo) + y.bo);
     } else {
-      x = x + (llama::project_out(llama::attend(q, k, v, offset), y.wo) + y.bo);
+      x = x + (project_out(attend(q, k, v, offset), y.wo) + y.bo);
     }
-    x = x + llama::mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
+    x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }
-  if (cache) cache->length += seq;
-  return dot_general(llama::rms(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
+  return dot_general(rms(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
+}
+}  // namespace llama
+
+// The forward of token ids (batch, seq): logits (batch, seq, vocab). With a cache, at positions
+// cache.length + [0, seq): the new keys and values are written into it and length advances.
+template <class T>
+Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr) {
+  if (cache == nullptr) return llama::forward_at(m, ids, 0, static_cast<std::vector<Tensor<T>>*>(nullptr));
+  std::int64_t const seq = ids.shape()[1], room = cache->kv.empty() ? 0 : cache->kv[0].shape()[1];
+  if (cache->length + seq > room)
+    throw Error(std::format("llama forward: positions {}..{} run past the cache's {}", cache->length,
+                            cache->length + seq - 1, room));
+  Tensor<T> logits = llama::forward_at(m, ids, static_cast<int>(cache->length), &cache->kv);
+  cache->length += seq;
+  return logits;
+}
+
+// One decode step as one recorded program, replayed per token (jax.jit of a step function): the
+// step's token ids (batch, 1), its position as a 0-d int32 tensor and the caches (KvCache::kv) in;
+// the logits, then the new caches, out. Every position replays the program the first call made.
+template <class T>
+auto jit_decode_step(Llama<T> const& m) {
+  return jit([&m](Tensor<std::int32_t> const& ids, Tensor<std::int32_t> const& position,
+                  std::vector<Tensor<T>> const& caches) {
+    std::vector<Tensor<T>> kv(caches);
+    Tensor<T> logits = llama::forward_at(m, ids, position, &kv);
+    kv.insert(kv.begin(), logits);
+    return kv;
+  });
 }
 
 // How generate picks each token: greedy (temperature 0, the argmax of the logits), or drawn from
@@ -329,8 +356,13 @@ template <class T>
 Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
                               KvCache<T>& cache, Sampling const& sampling = {}) {
   std::int64_t const batch = prompt.shape()[0], len = prompt.shape()[1];
+  if (cache.length + len + steps - 1 > (cache.kv.empty() ? 0 : cache.kv[0].shape()[1]))
+    throw Error(std::format("generate: {} prompt and {} new positions run past the cache's {}", len, steps,
+                            cache.kv.empty() ? 0 : cache.kv[0].shape()[1]));
+  auto const step = jit_decode_step(m);  // recorded by the first decode step, replayed by the others
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
   Tensor<T> logits = forward(m, prompt, &cache);
+  NamedSharding const whole(m.mesh, P());
   for (std::int64_t t = 0; t < steps; ++t) {
     std::int64_t const last = t == 0 ? len - 1 : 0;
     auto const final = slice_in_dim(logits, last, last + 1, 1);
@@ -340,9 +372,14 @@ Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& pro
         : Tensor<std::int32_t>(argmax(final, -1));
     auto host = next.to_host();
     for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
-    if (t + 1 < steps) logits = forward(m, next, &cache);
+    if (t + 1 == steps) break;
+    auto position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{}, whole);
+    auto results = step(next, position, cache.kv);
+    logits = results.front();
+    std::copy(results.begin() + 1, results.end(), cache.kv.begin());
+    ++cache.length;
   }
-  return device_put(out, Shape{batch, steps}, NamedSharding(m.mesh, P()));
+  return device_put(out, Shape{batch, steps}, whole);
 }
 
 }  // namespace tessel::models

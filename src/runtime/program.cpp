@@ -102,7 +102,7 @@ void ProgramRecorder::give_up(std::string_view what) {
   if (why_not_.empty()) why_not_ = what;
 }
 
-std::optional<Program> ProgramRecorder::finish(ImplPtr const& result) {
+std::optional<Program> ProgramRecorder::finish(std::vector<ImplPtr> const& results) {
   if (!why_not_.empty()) return std::nullopt;
   if (in_step_) {
     give_up("an evaluation that did not finish");
@@ -112,9 +112,9 @@ std::optional<Program> ProgramRecorder::finish(ImplPtr const& result) {
     give_up("tensors made on another thread while the body ran");
     return std::nullopt;
   }
-  program_.result_ = value_of(result);
+  for (auto const& r : results) program_.results_.push_back(value_of(r));
   // Each step's result is dropped after the last step that reads it, as the body's own tensors
-  // are when it reassigns them; the body's result is kept.
+  // are when it reassigns them; the body's results are kept.
   auto const n = static_cast<int>(program_.steps_.size());
   std::vector<int> last_read(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k) last_read[static_cast<std::size_t>(k)] = k;
@@ -122,14 +122,15 @@ std::optional<Program> ProgramRecorder::finish(ImplPtr const& result) {
     for (auto const& [node, v] : program_.steps_[static_cast<std::size_t>(k)].tensors)
       if (v.from == ProgramValue::From::step) last_read[static_cast<std::size_t>(v.index)] = k;
   for (int j = 0; j < n; ++j) {
-    bool const is_result = program_.result_.from == ProgramValue::From::step && program_.result_.index == j;
+    bool const is_result = std::ranges::any_of(
+        program_.results_, [j](ProgramValue v) { return v.from == ProgramValue::From::step && v.index == j; });
     if (!is_result) program_.steps_[static_cast<std::size_t>(last_read[static_cast<std::size_t>(j)])].release.push_back(j);
   }
   made_.clear();
   return std::move(program_);
 }
 
-ImplPtr Program::run(std::vector<ImplPtr> const& arguments) const {
+std::vector<ImplPtr> Program::run(std::vector<ImplPtr> const& arguments) const {
   std::vector<ImplPtr> made(steps_.size());
   auto value = [&](ProgramValue v) -> ImplPtr const& {
     switch (v.from) {
@@ -151,7 +152,9 @@ ImplPtr Program::run(std::vector<ImplPtr> const& arguments) const {
     }
     for (int j : step.release) made[static_cast<std::size_t>(j)].reset();
   }
-  return value(result_);
+  std::vector<ImplPtr> out;
+  for (ProgramValue v : results_) out.push_back(value(v));
+  return out;
 }
 
 plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& arguments) const {
@@ -240,9 +243,14 @@ plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& argume
     plan::DeviceMemory dm;
     dm.device = static_cast<int>(d);
     dm.argument_bytes = held[d];
-    if (result_.from == ProgramValue::From::step && made[static_cast<std::size_t>(result_.index)].own) {
-      auto const& r = made[static_cast<std::size_t>(result_.index)].memory.bytes;
-      dm.output_bytes = d < r.size() ? r[d] : 0;
+    std::vector<int> counted;  // a step's value returned twice is held once
+    for (ProgramValue v : results_) {
+      if (v.from != ProgramValue::From::step || !made[static_cast<std::size_t>(v.index)].own ||
+          std::ranges::find(counted, v.index) != counted.end())
+        continue;
+      counted.push_back(v.index);
+      auto const& r = made[static_cast<std::size_t>(v.index)].memory.bytes;
+      dm.output_bytes += d < r.size() ? r[d] : 0;
     }
     dm.peak_bytes = peak[d];
     dm.peak_step = peak_step[d];
@@ -261,7 +269,9 @@ plan::MemoryAnalysis Program::memory_analysis(std::vector<ImplPtr> const& argume
       m.peak_label += std::format(" (its {})", at.peak_label);
     for (auto const& b : at.largest_live) m.largest_live.push_back({std::format("step {} {}", m.peak_step + 1, b.what), b.bytes});
   }
-  if (result_.from == ProgramValue::From::step) m.result = made[static_cast<std::size_t>(result_.index)].memory;
+  // The first result's memory (the only one for a body returning one tensor).
+  if (!results_.empty() && results_.front().from == ProgramValue::From::step)
+    m.result = made[static_cast<std::size_t>(results_.front().index)].memory;
   return m;
 }
 

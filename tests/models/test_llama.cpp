@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "llama.hpp"
+#include "support/data.hpp"
 #include "support/reference_tokens.hpp"
 
 using namespace tessel;
@@ -190,6 +191,25 @@ TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan pe
   // Per layer one all-reduce after attention and one after the MLP, and one each for the
   // embedding's and the head's vocabulary split (the logits stay split over mp: none there).
   CHECK(after[plan::Collective::all_reduce] - before[plan::Collective::all_reduce] == 2 * m.config.layers + 1);
+
+  // The decode step as one recorded program: the bits of the step above, replayed per position.
+  auto step_fn = models::jit_decode_step(m);
+  auto position = [&](std::int64_t p) {
+    return device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(p)}, Shape{}, NamedSharding(mesh, P()));
+  };
+  auto replayed = cache;
+  for (int k = 0; k < 3; ++k) {
+    auto results = step_fn(step, position(replayed.length), replayed.kv);
+    REQUIRE(results.size() == replayed.kv.size() + 1);
+    std::copy(results.begin() + 1, results.end(), replayed.kv.begin());
+    ++replayed.length;
+    auto direct = models::forward(m, step, &cache);
+    CHECK(test::bitwise_equal(results.front().to_host(), direct.to_host()));
+    for (std::size_t l = 0; l < cache.kv.size(); ++l)
+      CHECK(test::bitwise_equal(replayed.kv[l].to_host(), cache.kv[l].to_host()));
+  }
+  CHECK_THAT(step_fn.explain(step, position(replayed.length), replayed.kv),
+             Catch::Matchers::ContainsSubstring("a recorded program"));
 }
 
 TEST_CASE("load_llama and make_cache name what is wrong", "[models][llama]") {

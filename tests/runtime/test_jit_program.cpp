@@ -258,3 +258,58 @@ TEST_CASE("a body that throws while recorded leaves nothing recorded", "[runtime
   (void)f(x, good);
   CHECK(runs == 2);  // a throw, then a recording; the last call replayed
 }
+
+TEST_CASE("a jitted body returns several tensors, as jax.jit returns a tuple, recorded as one program",
+          "[runtime][jit][program]") {
+  for (auto const& mesh : test::all_meshes()) {
+    CAPTURE(to_string(mesh));
+    NamedSharding rows(mesh, P(mesh.axes().name(0)));
+    int runs = 0;
+    // Expressions in the tuple are evaluated; one result is an int32 argmax, one a plain tensor.
+    auto f = jit([&runs](Tensor<float> const& a, Tensor<float> const& b) {
+      ++runs;
+      Tensor<float> s = a + b;
+      return std::tuple{s * 2.0f, argmax(s, 1), b};
+    });
+    auto a = draw({16, 8}, rows, 1), b = draw({16, 8}, rows, 2);
+    auto [twice, best, same] = f(a, b);
+    static_assert(std::same_as<decltype(best), Tensor<std::int32_t>>);
+    CHECK(runs == 1);
+    auto a2 = draw({16, 8}, rows, 3);
+    auto [twice2, best2, same2] = f(a2, b);  // replayed with the new argument
+    CHECK(runs == 1);
+    CHECK(test::bitwise_equal(twice2.to_host(), eval((a2 + b) * 2.0f).to_host()));
+    CHECK(best2.to_host() == eval(argmax(a2 + b, 1)).to_host());
+    CHECK(same2.impl_ptr() == b.impl_ptr());  // an argument returned is the argument
+    CHECK(test::bitwise_equal(twice.to_host(), eval((a + b) * 2.0f).to_host()));
+    CHECK_THAT(f.explain(a, b), ContainsSubstring("a recorded program: 3 steps"));  // a + b, then each expression
+  }
+}
+
+TEST_CASE("a jitted body takes and returns lists of tensors (a model's caches), one program per length",
+          "[runtime][jit][program]") {
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  NamedSharding cols(mesh, P(None, "mp"));
+  int runs = 0;
+  auto step = jit([&runs](std::vector<Tensor<float>> const& caches, Tensor<float> const& x, Tensor<std::int32_t> const& at) {
+    ++runs;
+    std::vector<Tensor<float>> out;
+    for (auto const& c : caches) out.push_back(lax::dynamic_update_slice_in_dim(c, x, at, 0));
+    return out;
+  });
+  auto pos = [&](int p) { return device_put(std::vector<std::int32_t>{p}, Shape{}, NamedSharding(mesh, P())); };
+  std::vector<Tensor<float>> caches{draw({6, 8}, cols, 1), draw({6, 8}, cols, 2)};
+  auto x = draw({1, 8}, cols, 3);
+  auto first = step(caches, x, pos(0));
+  REQUIRE(first.size() == 2);
+  for (int p : {1, 5, 3}) {
+    auto got = step(caches, x, pos(p));
+    CHECK(runs == 1);  // one recording serves every position
+    for (std::size_t k = 0; k < 2; ++k)
+      CHECK(test::bitwise_equal(got[k].to_host(), eval(lax::dynamic_update_slice_in_dim(caches[k], x, p, 0)).to_host()));
+  }
+  caches.push_back(draw({6, 8}, cols, 4));
+  CHECK(step(caches, x, pos(2)).size() == 3);
+  CHECK(runs == 2);  // another length records again
+  CHECK(step.memory_analysis(caches, x, pos(2)).peak_bytes > 0);
+}

@@ -4,7 +4,9 @@
 // repeated call costs a hash, a compare and the kernel launches. A body that evaluates tensors
 // itself (a whole forward, block by block) and returns a Tensor is recorded on its first call with
 // each argument signature and replayed after that (runtime/program.hpp): its evaluations' plans
-// run one after the other, and the body itself does not run again.
+// run one after the other, and the body itself does not run again. A body returning several
+// (a std::tuple of tensors or expressions, a std::vector of tensors: runtime/jit_results.hpp) is
+// recorded likewise, and a std::vector of tensors may be an argument (a model's KV caches).
 #include <bit>
 #include <concepts>
 #include <format>
@@ -20,6 +22,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/device_put.hpp"
 #include "tessel/runtime/evaluate.hpp"
+#include "tessel/runtime/jit_results.hpp"
 #include "tessel/runtime/program.hpp"
 #include "tessel/runtime/shard_map_scope.hpp"
 
@@ -59,6 +62,12 @@ struct ProgramKey {
     word(sizeof(T) << 2 | std::is_floating_point_v<T> << 1 | std::is_signed_v<T>);
     if constexpr (std::is_floating_point_v<T>) word(std::bit_cast<std::uint64_t>(static_cast<double>(v)));
     else word(static_cast<std::uint64_t>(v));
+  }
+  // A list of tensors (a model's caches, one per layer): each one, after their count.
+  template <Element T>
+  void add(std::vector<Tensor<T>> const& list) {
+    word(0xfff0 + list.size());
+    for (auto const& t : list) add(t);
   }
   template <class T>
   void add(T const&) {
@@ -113,18 +122,24 @@ class Jitted {
   template <class... Args>
   [[nodiscard]] std::string explain(Args const&... args) const {
     std::string not_recorded;
-    if constexpr (returns_tensor<Args...>) {
+    if constexpr (recordable<Args...>) {
       // A recorded body is explained from its program: nothing runs once it is recorded.
       auto const* entry = recorded(std::index_sequence_for<Args...>{}, args...);
       if (entry && entry->program)
         return entry->program->explain() + plan::memory_analysis_text(memory_analysis(args...));
       if (entry) not_recorded = "not recorded (a replay would not repeat " + entry->why_not + "), so the body ran again:\n";
     }
-    detail::ShardMapExplainer inside;
-    std::string own =
-        trace(std::index_sequence_for<Args...>{}, [&](auto const& e) { return tessel::explain(e, out_); }, args...);
-    if (inside.empty()) return not_recorded + own;
-    return not_recorded + "evaluated inside the function:\n" + inside.text() + "-- the function's own plan:\n" + own;
+    if constexpr (returns_several<Args...>) {
+      // No one plan to show: each result had its own evaluation.
+      return not_recorded.empty() ? "not recorded: an argument is neither a tensor, a list of tensors nor a scalar\n"
+                                  : not_recorded;
+    } else {
+      detail::ShardMapExplainer inside;
+      std::string own =
+          trace(std::index_sequence_for<Args...>{}, [&](auto const& e) { return tessel::explain(e, out_); }, args...);
+      if (inside.empty()) return not_recorded + own;
+      return not_recorded + "evaluated inside the function:\n" + inside.text() + "-- the function's own plan:\n" + own;
+    }
   }
   // What each device holds while a call with these arguments runs, as JAX's
   // jitted.lower(...).compile().memory_analysis() (plan/memory_analysis.hpp): a recorded body's
@@ -164,11 +179,16 @@ class Jitted {
   using result_t = std::remove_cvref_t<std::invoke_result_t<F const&, Args const&...>>;
   template <class... Args>
   static constexpr bool returns_tensor = is_tensor_v<result_t<Args...>>;
+  // Several results (a tuple of tensors or expressions, a vector of tensors): always a program.
+  template <class... Args>
+  static constexpr bool returns_several = detail::several_results_v<result_t<Args...>>;
+  template <class... Args>
+  static constexpr bool recordable = returns_tensor<Args...> || returns_several<Args...>;
 
   template <std::size_t... I, class... Args>
   auto call(std::index_sequence<I...>, Args const&... args) const {
     check_arity(sizeof...(Args));
-    if constexpr (returns_tensor<Args...>) {
+    if constexpr (recordable<Args...>) {
       return call_recorded(place(args, I)...);
     } else {
       auto result = f_(place(args, I)...);
@@ -178,11 +198,11 @@ class Jitted {
     }
   }
 
-  // The body run as a plain function, with out_shardings applied.
+  // The body run as a plain function, its expressions evaluated, with out_shardings applied.
   template <class... Placed>
   auto run_body(Placed const&... placed) const {
-    auto result = f_(placed...);
-    if (out_) result = device_put(result, *out_);
+    auto result = detail::as_tensors(f_(placed...));
+    if (out_) result = detail::put_all(result, *out_);
     return result;
   }
 
@@ -194,23 +214,23 @@ class Jitted {
     return key;
   }
 
-  // A Tensor-returning body: replayed when recorded for this key, recorded when it can be.
+  // A body returning tensors: replayed when recorded for this key, recorded when it can be.
   template <class... Placed>
   auto call_recorded(Placed const&... placed) const {
-    using R = std::remove_cvref_t<decltype(f_(placed...))>;
+    using R = std::remove_cvref_t<decltype(detail::as_tensors(f_(placed...)))>;
     // Inside another jitted body being recorded, or inside shard_map: the body runs as it is (its
     // evaluations are the outer recording's).
     if (detail::program_recorder != nullptr || detail::active_shard_map_mesh() != nullptr) return R(run_body(placed...));
     auto key = key_of(placed...);
     if (!key.keyable) return R(run_body(placed...));
     if (auto const* entry = programs_->find(key)) {
-      if (entry->program) return R(entry->program->run(key.tensors));
+      if (entry->program) return detail::from_impls<R>(entry->program->run(key.tensors));
       return R(run_body(placed...));
     }
     auto tensors = key.tensors;
     detail::ProgramRecorder recorder(tensors);
     R result = run_body(placed...);
-    auto program = recorder.finish(result.impl_ptr());
+    auto program = recorder.finish(detail::impls_of(result));
     programs_->insert(std::move(key), std::move(program), recorder.why_not());
     return result;
   }
@@ -229,11 +249,14 @@ class Jitted {
 
   template <std::size_t... I, class... Args>
   plan::MemoryAnalysis analyse_memory(std::index_sequence<I...> seq, Args const&... args) const {
-    if constexpr (returns_tensor<Args...>) {
+    if constexpr (recordable<Args...>) {
       if (auto const* entry = recorded(seq, args...); entry && entry->program)
         return entry->program->memory_analysis(key_of(place(args, I)...).tensors);
     }
-    return plan::memory_analysis(plan(args...), detail::memory_layout());
+    if constexpr (returns_several<Args...>)
+      throw Error("jit: memory_analysis of a body returning several tensors needs it recorded, and it was not "
+                  "(explain says why)");
+    else return plan::memory_analysis(plan(args...), detail::memory_layout());
   }
 
   template <std::size_t... I, class G, class... Args>

@@ -49,8 +49,8 @@ struct ProgramStep {
 class Program {
  public:
   // Runs the steps with these arguments (in the order the body received them); returns the
-  // body's result.
-  [[nodiscard]] ImplPtr run(std::vector<ImplPtr> const& arguments) const;
+  // body's results (one, or each tensor of the tuple or vector it returned).
+  [[nodiscard]] std::vector<ImplPtr> run(std::vector<ImplPtr> const& arguments) const;
   // The plans one call runs: each distinct plan once, with the steps that run it.
   [[nodiscard]] std::string explain() const;
   // What each device holds while a call with these arguments runs (plan/memory_analysis.hpp): the
@@ -63,7 +63,7 @@ class Program {
   friend class ProgramRecorder;
   std::vector<ProgramStep> steps_;
   std::vector<ImplPtr> constants_;
-  ProgramValue result_;
+  std::vector<ProgramValue> results_;
 };
 
 // Records, while it lives, what the body it watches runs on this thread.
@@ -74,9 +74,9 @@ class ProgramRecorder {
   ProgramRecorder(ProgramRecorder const&) = delete;
   ProgramRecorder& operator=(ProgramRecorder const&) = delete;
 
-  // The program that returns `result`, or nullopt when the body did something a replay cannot
+  // The program that returns `results`, or nullopt when the body did something a replay cannot
   // repeat (why_not() says what).
-  std::optional<Program> finish(ImplPtr const& result);
+  std::optional<Program> finish(std::vector<ImplPtr> const& results);
   [[nodiscard]] std::string const& why_not() const { return why_not_; }
 
   // The hooks: an evaluation about to run with its inputs bound, and its result.
