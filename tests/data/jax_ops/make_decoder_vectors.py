@@ -27,25 +27,12 @@ import jax.numpy as jnp
 from jax import lax
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vector_header  # noqa: E402  (tests/data/vector_header.py)
+from make_vectors import shape_tok, value_toks  # noqa: E402  (the same token format)
 
 OUT = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = "tests/data/jax_ops/make_decoder_vectors.py"
-
-
-def shape_tok(s):
-    if len(s) == 1:
-        return f"({s[0]},)"
-    return "(" + ",".join(str(d) for d in s) + ")"
-
-
-def value_toks(a):
-    a = np.asarray(a)
-    if a.dtype == np.float32:
-        return [f"{int(v):08x}" for v in a.reshape(-1).view(np.uint32)]
-    if a.dtype == np.int32:
-        return [str(int(v)) for v in a.reshape(-1)]
-    raise TypeError(a.dtype)
 
 
 class Writer:
