@@ -38,43 +38,24 @@ constexpr std::vector<int> box_operands(Scheduler& s, int i) {
   return slots;
 }
 
-class DynamicSliceRules final : public OpRules {
+// Update: dynamic_update_slice (children: operand, update, starts), else dynamic_slice (operand,
+// starts). The result keeps its own tiling; one kernel step makes it.
+template <bool Update>
+class DynamicBoxRules final : public OpRules {
  public:
+  static constexpr std::size_t boxes = Update ? 2 : 1;  // children before the start indices
+
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     int x = p.node(i).children[0];
-    return uncut_tiling(p.natural_of(x), p.node(x).shape, p.node(i).shape);
-  }
-  constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
-    NamedSharding own = *natural(p, i);
-    p.assign(p.node(i).children[0], own);
-    assign_starts(p, i, 1, own.mesh());
-    p.plan(i).after_collective = own;
-    Planner::settle(p.plan(i), own, req);
-  }
-  constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
-  constexpr void materialize(Scheduler& s, int i) const override {
-    GraphNode const& n = s.node(i);
-    auto const& own = *s.at(i).after_collective;
-    s.add(StepKind::kernel, i, own.mesh().num_devices(),
-          TESSEL_TEXT("kernel    dynamic_slice {} -> {} {} on {} devices: each device copies the box at the run-time "
-                      "start from its block",
-                      type_text(s.node(n.children[0])), type_text(n), to_string(own.spec()), own.mesh().num_devices()),
-          {"dynamic_slice", s.user_op(i)}, box_operands(s, i));
-    s.result_reshard(i);
-  }
-};
-
-class DynamicUpdateSliceRules final : public OpRules {
- public:
-  constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
-    return p.natural_of(p.node(i).children[0]);
+    if constexpr (Update) return p.natural_of(x);
+    else return uncut_tiling(p.natural_of(x), p.node(x).shape, p.node(i).shape);
   }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
     NamedSharding own = *natural(p, i);
     p.assign(n.children[0], own);
-    p.assign(n.children[1], uncut_tiling(own, n.shape, p.node(n.children[1]).shape));
-    assign_starts(p, i, 2, own.mesh());
+    if constexpr (Update) p.assign(n.children[1], uncut_tiling(own, n.shape, p.node(n.children[1]).shape));
+    assign_starts(p, i, boxes, own.mesh());
     p.plan(i).after_collective = own;
     Planner::settle(p.plan(i), own, req);
   }
@@ -83,15 +64,16 @@ class DynamicUpdateSliceRules final : public OpRules {
     GraphNode const& n = s.node(i);
     auto const& own = *s.at(i).after_collective;
     s.add(StepKind::kernel, i, own.mesh().num_devices(),
-          TESSEL_TEXT("kernel    dynamic_update_slice {} <- {} {} on {} devices: each device writes the part of the "
-                      "update its block holds",
-                      type_text(n), type_text(s.node(n.children[1])), to_string(own.spec()), own.mesh().num_devices()),
-          {"dynamic_update_slice", s.user_op(i)}, box_operands(s, i));
+          TESSEL_TEXT("kernel    {} {} -> {} {} on {} devices: {}", n.op, type_text(s.node(n.children[boxes - 1])),
+                      type_text(n), to_string(own.spec()), own.mesh().num_devices(),
+                      Update ? "each device writes the part of the update its block holds"
+                             : "each device copies the box at the run-time start from its block"),
+          {n.op, s.user_op(i)}, box_operands(s, i));
     s.result_reshard(i);
   }
 };
 
-inline constexpr DynamicSliceRules dynamic_slice_rules{};
-inline constexpr DynamicUpdateSliceRules dynamic_update_slice_rules{};
+inline constexpr DynamicBoxRules<false> dynamic_slice_rules{};
+inline constexpr DynamicBoxRules<true> dynamic_update_slice_rules{};
 
 }  // namespace tessel::plan
