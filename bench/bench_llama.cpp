@@ -1,0 +1,105 @@
+// A Llama 3-style decoder (models/llama.hpp) with random weights: vocabulary 32003, 4 layers,
+// hidden 512, 8 query heads over 2 KV heads (head_dim 64), SwiGLU 1536, rope theta 500000, float32,
+// batch 2; Megatron over 'mp' and the batch over 'dp' on the (2, 4) mesh, or one device.
+//
+//   BM_llama_prefill/<devices>           the forward of 2 x 128 prompt tokens into a fresh cache
+//   BM_llama_decode/<devices>/<cache>    one decode step, the recorded program models::generate
+//                                        replays per token, with a cache of <cache> positions (the
+//                                        step's position in its middle)
+//
+// Counters: tokens_per_s; collectives per call (counted by the runtime); cache_MiB, the keys and
+// values of every layer. A step's time against its cache length shows what a step costs that
+// grows with the cache (attention reads the whole cache; each write copies it, not in place yet).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "llama.hpp"
+#include "tessel/tessel.hpp"
+
+namespace {
+
+using namespace tessel;
+constexpr std::int64_t batch = 2, prompt_len = 128;
+
+models::LlamaConfig config() {
+  models::LlamaConfig c;
+  c.vocab = 32003, c.hidden = 512, c.intermediate = 1536, c.layers = 4, c.heads = 8, c.kv_heads = 2, c.head_dim = 64;
+  c.max_positions = 4096, c.rope_theta = 500000;
+  return c;
+}
+
+Mesh mesh_of(std::int64_t devices) {
+  return devices == 1 ? make_mesh({1, 1}, {"dp", "mp"}, {0}) : make_mesh({2, 4}, {"dp", "mp"});
+}
+
+Tensor<std::int32_t> tokens(Mesh const& mesh, std::int64_t n, std::int64_t vocab) {
+  std::mt19937 rng(0);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(batch * n));
+  for (auto& id : ids) id = static_cast<std::int32_t>(rng() % static_cast<std::uint32_t>(vocab));
+  return device_put(ids, Shape{batch, n}, NamedSharding(mesh, P()));
+}
+
+void report(benchmark::State& state, ExecutionCounts const& before, ExecutionCounts const& after, double tokens,
+            models::KvCache<float> const& cache) {
+  long collectives = 0;
+  for (auto k : plan::all_collectives) collectives += after[k] - before[k];
+  double bytes = 0;
+  for (auto const& t : cache.kv) bytes += static_cast<double>(t.size()) * sizeof(float);
+  state.counters["tokens_per_s"] = benchmark::Counter(tokens * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["collectives"] = static_cast<double>(collectives);
+  state.counters["cache_MiB"] = bytes / (1 << 20);
+}
+
+void BM_llama_prefill(benchmark::State& state) {
+  auto const mesh = mesh_of(state.range(0));
+  auto const model = models::random_llama<float>(config(), mesh);
+  auto const ids = tokens(mesh, prompt_len, model.config.vocab);
+  auto run = [&] {
+    auto cache = models::make_cache(model, batch, prompt_len);
+    models::forward(model, ids, &cache).block_until_ready();
+    return cache;
+  };
+  (void)run();  // plans
+  auto const before = execution_counts();
+  auto cache = run();
+  auto const after = execution_counts();
+  for (auto _ : state) (void)run();
+  report(state, before, after, static_cast<double>(batch * prompt_len), cache);
+}
+
+void BM_llama_decode(benchmark::State& state) {
+  auto const mesh = mesh_of(state.range(0));
+  std::int64_t const room = state.range(1);
+  auto const model = models::random_llama<float>(config(), mesh);
+  auto cache = models::make_cache(model, batch, room);
+  cache.length = room / 2;
+  auto const step = models::jit_decode_step(model);
+  auto const ids = tokens(mesh, 1, model.config.vocab);
+  auto const position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{},
+                                   NamedSharding(mesh, P()));
+  auto run = [&] {
+    auto results = step(ids, position, cache.kv);
+    results.front().block_until_ready();
+    return results;
+  };
+  (void)run();  // records the step
+  auto const before = execution_counts();
+  (void)run();
+  auto const after = execution_counts();
+  for (auto _ : state) (void)run();
+  report(state, before, after, static_cast<double>(batch), cache);
+}
+
+BENCHMARK(BM_llama_prefill)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_llama_decode)
+    ->Args({8, 256})
+    ->Args({8, 2048})
+    ->Args({1, 256})
+    ->Args({1, 2048})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace

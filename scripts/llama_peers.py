@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""A Llama 3-style decoder in PyTorch (Hugging Face's LlamaForCausalLM, eager) and in JAX beside
+tessel's (bench/bench_llama.cpp), on the same CPU: prefill tokens/s and decode tokens/s at the same
+sizes (vocabulary 32003, 4 layers, hidden 512, 8 query heads over 2 KV heads, SwiGLU 1536, rope
+theta 500000, float32, batch 2, prompt 128; decode at position cache/2 of a cache of 256 or 2048).
+
+PyTorch runs on all cores in one process with a static KV cache (transformers' StaticCache) so a
+decode step's work does not depend on Python-side cache growth. JAX runs one jax.jit per step with
+the cache donated (written in place by dynamic_update_slice), on one CPU device and on 8 devices
+(--xla_force_host_platform_device_count=8) with tessel's Megatron layout over a (2, 4) mesh.
+
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch        # PyTorch only (needs torch, transformers)
+  /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
+  ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
+
+Each prints one line per measurement: name, ms per call, tokens/s. Run them one after the other on
+an otherwise idle machine; ratios across separate runs are only as good as the machine is quiet.
+"""
+import argparse
+import os
+import platform
+import time
+
+CONFIG = dict(vocab=32003, hidden=512, intermediate=1536, layers=4, heads=8, kv_heads=2, head_dim=64,
+              theta=500000.0, eps=1e-5)
+BATCH, PROMPT = 2, 128
+
+
+def timed(fn, reps):
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t0) / reps
+
+
+def report(name, seconds, tokens):
+    print(f"{name:40s} {seconds * 1e3:9.3f} ms {tokens / seconds:11.1f} tokens/s", flush=True)
+
+
+def run_torch(reps):
+    import torch
+    import transformers
+    from transformers import StaticCache
+
+    c = CONFIG
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=c["vocab"], hidden_size=c["hidden"], intermediate_size=c["intermediate"],
+                                   num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
+                                   num_key_value_heads=c["kv_heads"], head_dim=c["head_dim"], rope_theta=c["theta"],
+                                   rms_norm_eps=c["eps"], max_position_embeddings=4096, tie_word_embeddings=False)
+    cfg._attn_implementation = "eager"
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    print(f"# torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
+          f"{platform.processor() or platform.machine()}")
+    ids = torch.randint(0, c["vocab"], (BATCH, PROMPT))
+    with torch.no_grad():
+        report("torch_eager_prefill", timed(lambda: model(ids), reps), BATCH * PROMPT)
+        for room in (256, 2048):
+            cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
+            pos = room // 2
+            tok = torch.randint(0, c["vocab"], (BATCH, 1))
+            position = torch.tensor([pos])
+
+            def step():
+                model(tok, cache=cache, cache_position=position, use_cache=True)
+
+            report(f"torch_eager_decode/cache:{room}", timed(step, reps * 4), BATCH)
+
+
+def run_jax(reps, devices):
+    if devices > 1:
+        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    c = CONFIG
+    E, H, KV, D, F, V = c["hidden"], c["heads"], c["kv_heads"], c["head_dim"], c["intermediate"], c["vocab"]
+    devs = jax.devices()[:devices]
+    import numpy as np
+    mesh = Mesh(np.array(devs).reshape((1, 1) if devices == 1 else (2, 4)), ("dp", "mp"))
+    mp = mesh.shape["mp"]
+    v_pad = -(-V // mp) * mp  # JAX splits evenly only
+    split_kv = KV % mp == 0
+    key = iter(jax.random.split(jax.random.PRNGKey(0), 64))
+
+    def normal(shape, spec):
+        return jax.device_put(jax.random.normal(next(key), shape) * 0.02, NamedSharding(mesh, P(*spec)))
+
+    kvs = (None, "mp", None) if split_kv else (None, None, None)
+    params = dict(embed=normal((v_pad, E), ("mp", None)), head=normal((v_pad, E), ("mp", None)),
+                  norm=jnp.ones((E,)), layers=[dict(
+                      an=jnp.ones((E,)), mn=jnp.ones((E,)), wq=normal((E, H, D), (None, "mp", None)),
+                      wk=normal((E, KV, D), kvs), wv=normal((E, KV, D), kvs), wo=normal((H, D, E), ("mp", None, None)),
+                      wg=normal((E, F), (None, "mp")), wu=normal((E, F), (None, "mp")), wd=normal((F, E), ("mp", None)))
+                      for _ in range(c["layers"])])
+    inv = 1.0 / (c["theta"] ** (jnp.arange(0, D, 2, dtype=jnp.float32) / D))
+
+    def rms(x, g):
+        return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + c["eps"]) * g
+
+    def rope(x, pos):  # x (b, s, h, d), pos (s,)
+        ang = pos[:, None].astype(jnp.float32) * inv[None, :]
+        co, si = jnp.cos(ang)[:, None, :], jnp.sin(ang)[:, None, :]
+        x1, x2 = x[..., :D // 2], x[..., D // 2:]
+        return jnp.concatenate([x1 * co - x2 * si, x2 * co + x1 * si], -1)
+
+    def forward(p, ids, offset, cache):
+        s = ids.shape[1]
+        pos = offset + jnp.arange(s)
+        x = p["embed"][ids]
+        new = []
+        for l, y in enumerate(p["layers"]):
+            n = rms(x, y["an"])
+            q = rope(jnp.einsum("bse,ehd->bshd", n, y["wq"]), pos)
+            k = rope(jnp.einsum("bse,ehd->bshd", n, y["wk"]), pos)
+            v = jnp.einsum("bse,ehd->bshd", n, y["wv"])
+            kc = jax.lax.dynamic_update_slice_in_dim(cache[2 * l], k, offset, 1)
+            vc = jax.lax.dynamic_update_slice_in_dim(cache[2 * l + 1], v, offset, 1)
+            new += [kc, vc]
+            kr, vr = jnp.repeat(kc, H // KV, 2), jnp.repeat(vc, H // KV, 2)
+            sc = jnp.einsum("bshd,bthd->bhst", q, kr) / np.sqrt(D)
+            t = jnp.arange(kc.shape[1])
+            sc = jnp.where(t[None, None, None, :] <= pos[None, None, :, None], sc, -jnp.inf)
+            o = jnp.einsum("bhst,bthd->bshd", jax.nn.softmax(sc, -1), vr)
+            x = x + jnp.einsum("bshd,hde->bse", o, y["wo"])
+            n = rms(x, y["mn"])
+            x = x + (jax.nn.silu(n @ y["wg"]) * (n @ y["wu"])) @ y["wd"]
+        return jnp.einsum("bse,ve->bsv", rms(x, p["norm"]), p["head"]), new
+
+    step = jax.jit(forward, donate_argnums=(3,))
+    cache_spec = NamedSharding(mesh, P("dp", None, "mp", None) if split_kv else P("dp"))
+    print(f"# jax {jax.__version__}, {devices} CPU device(s), {platform.processor() or platform.machine()}")
+    for room in (256, 2048):
+        cache = [jax.device_put(jnp.zeros((BATCH, room, KV, D)), cache_spec) for _ in range(2 * c["layers"])]
+        ids = jnp.zeros((BATCH, PROMPT), jnp.int32)
+        if room == 256:
+            prefill = lambda: jax.block_until_ready(step(params, ids, 0, [jnp.copy(t) for t in cache])[0])  # noqa: E731
+            report(f"jax_prefill/devices:{devices}", timed(prefill, reps), BATCH * PROMPT)
+        tok = jnp.zeros((BATCH, 1), jnp.int32)
+        state = {"cache": cache}
+
+        def decode():
+            logits, state["cache"] = step(params, tok, room // 2, state["cache"])
+            jax.block_until_ready(logits)
+
+        report(f"jax_decode/devices:{devices}/cache:{room}", timed(decode, reps * 4), BATCH)
+
+
+def main():
+    a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    a.add_argument("--torch", action="store_true")
+    a.add_argument("--jax", action="store_true")
+    a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
+    a.add_argument("--reps", type=int, default=5)
+    args = a.parse_args()
+    if args.torch:
+        run_torch(args.reps)
+    if args.jax:
+        run_jax(args.reps, args.devices)
+
+
+if __name__ == "__main__":
+    main()
