@@ -9,11 +9,12 @@
 // Layout: Megatron tensor parallelism over a mesh axis `mp`, data parallelism over `dp`. Query
 // heads, the output projection's rows and the MLP's hidden units are split over mp (one
 // all-reduce after attention, one after the MLP, per layer), the vocabulary over mp in the
-// embedding and the LM head. Key/value heads are split over mp when mp divides their number; when
-// it does not (2 KV heads on mp = 4), they are replicated, as Megatron and vLLM replicate a KV
-// head to the devices whose query heads share it: each device computes the few KV heads, repeats
-// them for their query groups, and keeps its own query heads' share, so no weight or cache is
-// ever gathered. The KV cache follows the KV heads' layout.
+// embedding and the LM head. Key/value heads are split over mp when mp divides their number (each
+// device repeats its own KV heads for their query groups inside attention). When it does not (2 KV
+// heads on mp = 4), each KV head's weights are repeated for its query heads at load time and split
+// over mp like the query heads, as Megatron and vLLM give each device the KV heads its query heads
+// share: a device computes and caches only those, and attention needs no repeat. Either way no
+// weight or cache is ever gathered. The KV cache follows the KV projections' layout.
 //
 // Generation: prefill writes the prompt's keys and values into a preallocated cache with
 // dynamic_update_slice and returns its logits; each decode step writes one position and attends
@@ -65,14 +66,17 @@ struct LlamaShardings {
         vocab_rows(m, P("mp", None)),
         q_heads(m, P(None, "mp", None)),
         q_bias(m, P("mp", None)),
-        kv_heads(split_kv(m, c) ? NamedSharding(m, P(None, "mp", None)) : NamedSharding(m, P())),
-        kv_bias(split_kv(m, c) ? NamedSharding(m, P("mp", None)) : NamedSharding(m, P())),
+        kv_heads(m, P(None, "mp", None)),
+        kv_bias(m, P("mp", None)),
         o_rows(m, P("mp", None, None)),
         hidden_cols(m, P(None, "mp")),
         hidden_rows(m, P("mp", None)),
-        cache(split_kv(m, c) ? NamedSharding(m, P("dp", None, "mp", None)) : NamedSharding(m, P("dp"))) {}
-  // Whether the KV heads are split over mp (else replicated: see above).
-  static bool split_kv(Mesh const& m, LlamaConfig const& c) { return c.kv_heads % m.axis_size("mp") == 0; }
+        cache(m, P("dp", None, "mp", None)) {}
+  // How many times each KV head's weights are repeated: 1 when mp divides the KV heads, else as
+  // many as the query heads it serves (see above).
+  static std::int64_t kv_repeats(Mesh const& m, LlamaConfig const& c) {
+    return c.kv_heads % m.axis_size("mp") == 0 ? 1 : c.heads / c.kv_heads;
+  }
 };
 
 namespace llama {
@@ -133,18 +137,26 @@ inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std:
 // HF's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps), times the weight.
 inline constexpr auto rms = [](auto const& x, auto const& g, double eps) { return rms_norm(x, g, eps); };
 
-// Queries at positions offset + i attend to keys at positions j <= offset + i; the KV heads are
-// repeated for their query groups (HF's repeat_kv). q (b, s, H, d); k, v (b, t, KV, d) -> (b, H, s, d).
-inline constexpr auto attend = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
-  std::int64_t const rep = q.shape()[2] / k.shape()[2];
+// Queries at positions offset + i attend to keys at positions j <= offset + i. q (b, s, H, d);
+// k, v (b, t, H, d) -> (b, H, s, d).
+inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
   DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, H, s, t)
   DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // (b, H, s, t) . (b, t, H, d) -> (b, H, s, d)
-  auto scores = dot_general(q, repeat(k, rep, 2), qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
+  auto scores = dot_general(q, k, qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 3) <= iota<std::int32_t>(ss, 2) + offset;
   float const ninf = -std::numeric_limits<float>::infinity();
-  return dot_general(softmax(where(visible, scores, ninf), -1), repeat(v, rep, 2), pv);
+  return dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
 };
+
+// The same with k and v holding fewer (KV) heads, each repeated for its query group (HF's
+// repeat_kv; local to each device when mp splits the KV heads).
+template <class T, class Q, class Offset>
+Tensor<T> attend(Q const& q, Tensor<T> const& k, Tensor<T> const& v, Offset const& offset) {
+  std::int64_t const rep = q.shape()[2] / k.shape()[2];
+  if (rep == 1) return attend_heads(q, k, v, offset);
+  return attend_heads(q, repeat(k, rep, 2), repeat(v, rep, 2), offset);
+}
 
 // The output projection (b, H, s, d) . (H, d, e) -> (b, s, e): a sum over the heads each device holds.
 inline constexpr auto project_out = [](auto const& heads, auto const& wo) {
@@ -198,6 +210,10 @@ Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig c
     if (!c.qkv_bias) return llama::zeros<T>(Shape{n, d}, sh);
     return eval(reshape(load(name, s.replicated, {n * d}), {n, d}), sh);
   };
+  std::int64_t const repeats = LlamaShardings::kv_repeats(mesh, c);
+  auto kv_heads = [&](Tensor<T> const& w, int axis) {
+    return eval(repeat(w, repeats, axis), axis == 0 ? s.kv_bias : s.kv_heads);
+  };
   Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
   m.embed = load("model.embed_tokens.weight", s.vocab_rows, {c.vocab, e});
   m.norm = load("model.norm.weight", s.replicated, {e});
@@ -208,11 +224,11 @@ Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig c
     LlamaLayer<T> y;
     y.attn_norm = load(p + "input_layernorm.weight", s.replicated, {e});
     y.wq = linear(p + "self_attn.q_proj.weight", {h * d, e}, {e, h, d}, s.q_heads);
-    y.wk = linear(p + "self_attn.k_proj.weight", {kv * d, e}, {e, kv, d}, s.kv_heads);
-    y.wv = linear(p + "self_attn.v_proj.weight", {kv * d, e}, {e, kv, d}, s.kv_heads);
+    y.wk = kv_heads(linear(p + "self_attn.k_proj.weight", {kv * d, e}, {e, kv, d}, s.replicated), 1);
+    y.wv = kv_heads(linear(p + "self_attn.v_proj.weight", {kv * d, e}, {e, kv, d}, s.replicated), 1);
     y.bq = bias(p + "self_attn.q_proj.bias", h, s.q_bias);
-    y.bk = bias(p + "self_attn.k_proj.bias", kv, s.kv_bias);
-    y.bv = bias(p + "self_attn.v_proj.bias", kv, s.kv_bias);
+    y.bk = kv_heads(bias(p + "self_attn.k_proj.bias", kv, s.replicated), 0);
+    y.bv = kv_heads(bias(p + "self_attn.v_proj.bias", kv, s.replicated), 0);
     y.wo = linear(p + "self_attn.o_proj.weight", {e, h * d}, {h, d, e}, s.o_rows);
     y.bo = c.o_bias ? load(p + "self_attn.o_proj.bias", s.replicated, {e}) : llama::zeros<T>(Shape{e}, s.replicated);
     y.mlp_norm = load(p + "post_attention_layernorm.weight", s.replicated, {e});
@@ -238,6 +254,8 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
     return Tensor<T>(random::normal<T>(PRNGKey(key++), shape, sh) * 0.02f);
   };
   auto constant = [](Shape const& shape, float v, NamedSharding const& sh) { return llama::filled<T>(shape, v, sh); };
+  std::int64_t const repeats = LlamaShardings::kv_repeats(mesh, c);
+  auto kv_heads = [&](Tensor<T> const& w) { return eval(repeat(w, repeats, 1), s.kv_heads); };
   Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
   m.embed = normal({c.vocab, e}, s.vocab_rows);
   m.norm = constant({e}, 1, s.replicated);
@@ -246,8 +264,10 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
   for (std::int64_t l = 0; l < c.layers; ++l) {
     LlamaLayer<T> y;
     y.attn_norm = constant({e}, 1, s.replicated);
-    y.wq = normal({e, h, d}, s.q_heads), y.wk = normal({e, kv, d}, s.kv_heads), y.wv = normal({e, kv, d}, s.kv_heads);
-    y.bq = constant({h, d}, 0, s.q_bias), y.bk = constant({kv, d}, 0, s.kv_bias), y.bv = constant({kv, d}, 0, s.kv_bias);
+    y.wq = normal({e, h, d}, s.q_heads);
+    y.wk = kv_heads(normal({e, kv, d}, s.replicated)), y.wv = kv_heads(normal({e, kv, d}, s.replicated));
+    y.bq = constant({h, d}, 0, s.q_bias);
+    y.bk = constant({kv * repeats, d}, 0, s.kv_bias), y.bv = constant({kv * repeats, d}, 0, s.kv_bias);
     y.wo = normal({h, d, e}, s.o_rows);
     y.bo = constant({e}, 0, s.replicated);
     y.mlp_norm = constant({e}, 1, s.replicated);
@@ -258,8 +278,8 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
   return m;
 }
 
-// Preallocated keys and values, (batch, max_len, kv_heads, head_dim) per layer, laid out like the
-// KV heads (LlamaShardings::cache): kv[2 l] holds layer l's keys, kv[2 l + 1] its values; `length`
+// Preallocated keys and values, (batch, max_len, KV heads as the weights hold them, head_dim) per
+// layer, split over mp (LlamaShardings::cache): kv[2 l] holds layer l's keys, kv[2 l + 1] its values; `length`
 // positions are filled.
 template <class T>
 struct KvCache {
@@ -276,7 +296,8 @@ KvCache<T> make_cache(Llama<T> const& m, std::int64_t batch, std::int64_t max_le
   LlamaShardings s(m.mesh, c);
   KvCache<T> cache;
   for (std::int64_t l = 0; l < 2 * c.layers; ++l)
-    cache.kv.push_back(llama::zeros<T>(Shape{batch, max_len, c.kv_heads, c.head_dim}, s.cache));
+    cache.kv.push_back(llama::zeros<T>(
+        Shape{batch, max_len, c.kv_heads * LlamaShardings::kv_repeats(m.mesh, c), c.head_dim}, s.cache));
   return cache;
 }
 
@@ -305,9 +326,9 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
       Tensor<T>& vc = (*caches)[2 * l + 1];
       kc = lax::dynamic_update_slice_in_dim(kc, k, offset, 1);
       vc = lax::dynamic_update_slice_in_dim(vc, v, offset, 1);
-      x = x + (project_out(attend(q, kc, vc, offset), y.wo) + y.bo);
+      x = x + (project_out(attend<T>(q, kc, vc, offset), y.wo) + y.bo);
     } else {
-      x = x + (project_out(attend(q, k, v, offset), y.wo) + y.bo);
+      x = x + (project_out(attend<T>(q, k, v, offset), y.wo) + y.bo);
     }
     x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }

@@ -173,7 +173,7 @@ TEST_CASE("sampled generation draws the same tokens on every mesh, and a cold te
 
 TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan per position", "[models][llama][plan]") {
   auto const refs = read_references();
-  auto const& r = refs.front();  // 8 query heads over 2 KV heads: replicated KV heads on mp = 4
+  auto const& r = refs.front();  // 8 query heads over 2 KV heads: each KV head repeated for mp = 4
   auto mesh = make_mesh({2, 4}, {"dp", "mp"});
   auto m = models::load_llama<float>(SafetensorsFile(file_of(r)), mesh, config_of(r));
   REQUIRE(m.config.kv_heads == 2);
