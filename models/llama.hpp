@@ -391,7 +391,7 @@ Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& pro
         ? Tensor<std::int32_t>(random::categorical(random::fold_in(sampling.key, static_cast<std::uint32_t>(t)),
                                                    Tensor<T>(final * (1.0 / sampling.temperature))))
         : Tensor<std::int32_t>(argmax(final, -1));
-    auto host = next.to_host();
+    auto host = process_allgather(next);  // every process picks the same tokens
     for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
     if (t + 1 == steps) break;
     auto position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{}, whole);
