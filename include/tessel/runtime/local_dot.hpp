@@ -50,6 +50,9 @@ struct BlasInfo {
   std::string half_gemms;
   // What multiplies float32 operands (f32_gemm()): the library, by which rule, and its vector width.
   std::string f32_gemms;
+  // The vector width, in bits, of the kernels that run float32 GEMMs on a host (0 on GPUs): what a
+  // benchmark's FMA peak is measured at.
+  int f32_vector_bits = 0;
 };
 BlasInfo blas_info();
 

@@ -114,6 +114,7 @@ BlasInfo blas_info() {
   if (info.threading == "sequential") info.threads = 1;
   info.half_gemms = half_gemm_info();
   info.f32_gemms = f32_gemm_info();
+  info.f32_vector_bits = f32_gemm_vector_bits();
   return info;
 }
 

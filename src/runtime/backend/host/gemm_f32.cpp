@@ -21,14 +21,16 @@
 // execution of primitives).
 #include "gemm_f32.hpp"
 
-#include "tessel/runtime/local_dot.hpp"
-
-#if defined(TESSEL_HAVE_ONEDNN)
 #include <cblas.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cctype>
+
+#include "tessel/runtime/local_dot.hpp"
+
+#if defined(TESSEL_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <cstddef>
 #include <format>
 #include <map>
@@ -39,6 +41,19 @@
 #endif
 
 namespace tessel::detail {
+namespace {
+
+// OpenBLAS's core types with 512-bit sgemm kernels; the others tessel meets (Haswell, Zen) run AVX2.
+int openblas_vector_bits() {
+  static int const bits = [] {
+    std::string core = openblas_get_corename();
+    std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+    return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids" ? 512 : 256;
+  }();
+  return bits;
+}
+
+}  // namespace
 
 #if defined(TESSEL_HAVE_ONEDNN)
 namespace {
@@ -60,16 +75,6 @@ int onednn_vector_bits() {
 bool onednn_shares_threads() {
   auto const runtime = dnnl_version()->cpu_runtime;
   return runtime == DNNL_RUNTIME_OMP || runtime == DNNL_RUNTIME_SEQ;
-}
-
-// OpenBLAS's core types with 512-bit sgemm kernels; the others tessel meets (Haswell, Zen) run AVX2.
-int openblas_vector_bits() {
-  static int const bits = [] {
-    std::string core = openblas_get_corename();
-    std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
-    return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids" ? 512 : 256;
-  }();
-  return bits;
 }
 
 // One primitive per shape and layout, made on first use (0.1-1 ms: oneDNN generates its kernel);
@@ -177,11 +182,19 @@ std::string f32_gemm_info() {
   return openblas;
 }
 
+int f32_gemm_vector_bits() {
+  bool const onednn = f32_gemm() == F32Gemm::onednn ||
+                      (f32_gemm() == F32Gemm::automatic && onednn_shares_threads() &&
+                       onednn_vector_bits() >= openblas_vector_bits());
+  return onednn ? onednn_vector_bits() : openblas_vector_bits();
+}
+
 #else
 
 bool f32_gemm_by_onednn(std::int64_t) { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
+int f32_gemm_vector_bits() { return openblas_vector_bits(); }
 
 #endif
 

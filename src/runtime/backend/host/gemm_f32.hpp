@@ -15,7 +15,9 @@ bool f32_gemm_by_onednn(std::int64_t m);
 // a parallel region, the caller alone inside one (as OpenBLAS's OpenMP build does). False, with
 // nothing written, where oneDNN has no matmul for it: the caller runs OpenBLAS instead.
 bool onednn_sgemm(GemmCall<float> const& g);
-// For blas_info: which library runs float32 GEMMs, by which rule, at which vector width.
+// For blas_info: which library runs float32 GEMMs, by which rule, at which vector width; and that
+// width in bits (the wider library's where the rule splits by rows: the widths are equal then).
 std::string f32_gemm_info();
+int f32_gemm_vector_bits();
 
 }  // namespace tessel::detail
