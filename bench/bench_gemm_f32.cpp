@@ -119,7 +119,7 @@ constexpr std::int64_t vocab_shard = (50257 + 3) / 4;  // 12565 rows of the tabl
   BENCHMARK_CAPTURE(BM_gemm_f32, name, Shape3{__VA_ARGS__}, devices)                                              \
       ->UseManualTime()                                                                                           \
       ->Unit(benchmark::kMillisecond)                                                                             \
-      ->MinTime(0.5)
+      ->MinTime(0.3)
 
 // GPT-2 small, batch 8 x seq 256, on one device.
 GEMM_F32(gpt2_1dev_qkv, 1, 2048, 768, 2304);
