@@ -3,17 +3,16 @@
 //
 // The automatic rule compares vector widths, read at run time: oneDNN picks the CPU's widest
 // kernels itself, while OpenBLAS runs those of its core type (openblas_get_corename(), or
-// OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 runs its AVX2 (Haswell)
-// kernels on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.3x to 2.8x faster on every
-// shape class measured. At equal widths the two are level within about 10% on large GEMMs, but
-// oneDNN is 1.2x to 4x faster on GEMMs of few rows (a decode step, a small batch): those
-// (m <= small_m) go to oneDNN, the rest stay on OpenBLAS.
-//
-// Rounding: oneDNN's f32 matmul sums each element's products in k order whatever m and n are, so
-// a sharded GEMM's rows and columns equal the unsharded GEMM's bit for bit (OpenBLAS's do not
-// always: its kernels for edges and small sizes differ). A shape rule (m <= small_m) can give a
-// sharded and an unsharded GEMM different libraries, hence different roundings, as OpenBLAS alone
-// already does; TESSEL_F32_GEMM=onednn or openblas makes the choice shape-independent.
+// OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 under
+// OPENBLAS_CORETYPE=Haswell on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.6x to 2.8x
+// faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN;
+// else every one stays on OpenBLAS. At equal widths (OpenBLAS's Cooperlake kernels, or oneDNN held
+// to AVX2) oneDNN reaches 0.87 to 1.08 of OpenBLAS's speed on large GEMMs but is up to 3x faster on
+// GEMMs of few rows; a rule by shape would take that, but it gives a sharded GEMM and the unsharded
+// one different libraries, and oneDNN's AVX2 kernels do not even agree with themselves across a
+// split (16 x 24 . 24 x 6 against its 6 columns one by one differs in the last bit; at 512 bits
+// rows and columns split exactly). So the choice depends on the CPU alone, never on the shape;
+// TESSEL_F32_GEMM=onednn takes the few-row gains where bit-equality across meshes does not matter.
 //
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
 // a parallel region (devices_in_parallel) on its caller alone. Each thread executes on its own
@@ -57,9 +56,6 @@ int openblas_vector_bits() {
 
 #if defined(TESSEL_HAVE_ONEDNN)
 namespace {
-
-// GEMMs of at most this many rows go to oneDNN when its vectors are as wide as OpenBLAS's.
-constexpr std::int64_t small_m = 32;
 
 int onednn_vector_bits() {
   static int const bits = [] {
@@ -142,15 +138,14 @@ struct ThreadState {
 
 }  // namespace
 
-bool f32_gemm_by_onednn(std::int64_t m) {
+bool f32_gemm_by_onednn() {
   switch (f32_gemm()) {
     case F32Gemm::openblas: return false;
     case F32Gemm::onednn: return true;
     case F32Gemm::automatic: break;
   }
   if (!onednn_shares_threads()) return false;
-  int const mine = onednn_vector_bits(), theirs = openblas_vector_bits();
-  return mine > theirs || (mine == theirs && m <= small_m);
+  return onednn_vector_bits() > openblas_vector_bits();
 }
 
 bool onednn_sgemm(GemmCall<float> const& g) {
@@ -177,21 +172,16 @@ std::string f32_gemm_info() {
   }
   if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
   if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
-  if (onednn_vector_bits() == openblas_vector_bits())
-    return std::format("{} for m <= {} rows, else {}", onednn, small_m, openblas);
-  return openblas;
+  return openblas + ": vectors as wide as " + onednn + "'s";
 }
 
 int f32_gemm_vector_bits() {
-  bool const onednn = f32_gemm() == F32Gemm::onednn ||
-                      (f32_gemm() == F32Gemm::automatic && onednn_shares_threads() &&
-                       onednn_vector_bits() >= openblas_vector_bits());
-  return onednn ? onednn_vector_bits() : openblas_vector_bits();
+  return f32_gemm_by_onednn() ? onednn_vector_bits() : openblas_vector_bits();
 }
 
 #else
 
-bool f32_gemm_by_onednn(std::int64_t) { return false; }
+bool f32_gemm_by_onednn() { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
 int f32_gemm_vector_bits() { return openblas_vector_bits(); }
