@@ -32,7 +32,7 @@ void BM_causal_attention(benchmark::State& state) {
   auto v = random::normal(PRNGKey(2), shape, s);
   auto attention = measure::causal_attention();
   auto call = [&] { benchmark::DoNotOptimize(attention(q, k, v)); };
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like(call);
   auto [attention_s, peak_s] = bench::time_interleaved(state, call, peak);
   double const flops = 4.0 * batch * heads * seq * seq * head_dim;

@@ -112,7 +112,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   double const measured_peak = static_cast<double>(memory_stats(memory.device).peak_bytes_in_use);
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like(forward);
   auto const gemms = forward_gemms<T>(c);
   gemms();

@@ -77,7 +77,7 @@ void BM_half_megatron(benchmark::State& state) {
   auto f = make(float{});
   auto mlp = [](auto const& v) { return matmul(relu(matmul(v[0], v[1])), v[2]); };
   auto on_half = [&] { benchmark::DoNotOptimize(eval(mlp(h))); };
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like(on_half);
   auto [half_s, float_s, peak_s] = bench::time_interleaved(
       state, on_half, [&] { benchmark::DoNotOptimize(eval(mlp(f))); }, peak);

@@ -5,7 +5,7 @@
 // run. One benchmark per way of scheduling the devices' GEMMs (tessel::detail::GemmSchedule;
 // `automatic` is the default).
 // Counters: fraction_of_blas = unsharded BLAS time / tessel time (1.0 = no overhead from sharding);
-// fraction_of_peak = GFLOP/s / the FMA peak of the BLAS kernels' vector width, measured in this
+// fraction_of_peak = GFLOP/s / the FMA peak of the float32 GEMMs' vector width, measured in this
 // binary on all threads, interleaved in the same loop (peak_GFLOP_per_s; measure/fma_peak.hpp);
 // blas_fraction_of_peak the same for the unsharded calls; machine_peak_GFLOP_per_s the widest
 // vector's peak (AVX-512 where the CPU has it, whatever OPENBLAS_CORETYPE chose). The BLAS, its core type
@@ -44,7 +44,7 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   unsharded.group({{batch, model, hidden, dh, dw2, dy}});
   auto sharded = [&] { benchmark::DoNotOptimize(mlp(x, w1, w2)); };
   // The FMA peaks, timed in the same loop: of the BLAS kernels' vector width, and of the widest.
-  auto peak = measure::blas_fma(detail::blas_info().core), widest = measure::avx512_fma();
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits), widest = measure::avx512_fma();
   if (!widest.chains) widest = peak;
   peak.calibrate_like(sharded);
   widest.calibrate_like(sharded);

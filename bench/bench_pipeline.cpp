@@ -40,7 +40,7 @@ void BM_pipeline(benchmark::State& state) {
   std::vector<PartitionSpec> specs{P("pp", None, None), P("pp", None, None)};
   auto pipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = m});
   auto unpipelined = pipeline(stage, mesh, specs, P("dp", None), {.axis = "pp", .microbatches = 1});
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like([&] { benchmark::DoNotOptimize(unpipelined(w1, w2, x)); });
   double bubble = 0;
   auto [piped_s, plain_s, peak_s] = bench::time_interleaved(

@@ -84,7 +84,7 @@ void BM_transformer_layer(benchmark::State& state) {
     Tensor<float> x1 = attention(x, g1, b1, wq, wk, wv, wo);
     benchmark::DoNotOptimize(mlp(x1, g2, b2, w1, w2));
   };
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like(call);
   bench::StandaloneGemms const blas = unsharded_gemms();
   auto [layer_s, peak_s, blas_s] = bench::time_interleaved(state, call, peak, blas);

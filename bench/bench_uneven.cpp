@@ -60,7 +60,7 @@ void BM_uneven_megatron(benchmark::State& state) {
   auto even = make(hidden), uneven = make(hidden - 1);
   auto mlp = [](auto const& v) { return matmul(relu(v[0].matmul(v[1])), v[2]); };
   auto on_even = [&] { benchmark::DoNotOptimize(eval(mlp(even))); };
-  auto peak = measure::blas_fma(detail::blas_info().core);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
   peak.calibrate_like(on_even);
   auto [even_s, uneven_s, peak_s] = bench::time_interleaved(
       state, on_even, [&] { benchmark::DoNotOptimize(eval(mlp(uneven))); }, peak);

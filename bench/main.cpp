@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("blas_threading", blas.threading);
   benchmark::AddCustomContext("blas_threads", std::to_string(blas.threads));
   benchmark::AddCustomContext("half_gemms", blas.half_gemms);
+  benchmark::AddCustomContext("f32_gemms", blas.f32_gemms);
   benchmark::AddCustomContext("host_threads", std::to_string(Kokkos::DefaultHostExecutionSpace().concurrency()));
   for (char const* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                          "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY"}) {
+                          "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "TESSEL_F32_GEMM"}) {
     char const* value = std::getenv(var);
     benchmark::AddCustomContext(var, value ? value : "(unset)");
   }

@@ -2,13 +2,13 @@
 // The machine's float32 FMA peak, measured in the binary that uses it (a benchmark, tessel_study):
 // every host thread runs independent chains of vector FMAs (enough of them to cover the FMA latency
 // on every port), with 256-bit AVX2 or 512-bit AVX-512. A GEMM's fraction_of_peak is taken against
-// the peak of the vector width its BLAS kernels use (OpenBLAS's core type: an
-// OPENBLAS_CORETYPE=Haswell machine runs AVX2 kernels even on an AVX-512 CPU), timed interleaved
-// with the GEMMs so that a busy machine slows both alike.
+// the peak of the vector width its kernels use (OpenBLAS's core type: an OPENBLAS_CORETYPE=Haswell
+// machine runs AVX2 kernels even on an AVX-512 CPU; or oneDNN's, where it runs float32 GEMMs:
+// BlasInfo::f32_vector_bits), timed interleaved with the GEMMs so that a busy machine slows both
+// alike.
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -122,15 +122,10 @@ inline FmaKernel widest_fma() {
   return avx2_fma();
 }
 
-// Whether OpenBLAS's core type `core` (openblas_get_corename()) runs 512-bit kernels.
-inline bool openblas_core_is_avx512(std::string core) {
-  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
-  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
-}
-
-// The FMA kernel of the vector width the BLAS's kernels use (AVX2 when it is not a 512-bit core).
-inline FmaKernel blas_fma(std::string const& core) {
-  if (openblas_core_is_avx512(core)) {
+// The FMA kernel of the vector width float32 GEMMs run at (detail::blas_info().f32_vector_bits;
+// AVX2 when it is not 512).
+inline FmaKernel gemm_fma(int f32_vector_bits) {
+  if (f32_vector_bits >= 512) {
     if (auto k = avx512_fma(); k.chains) return k;
   }
   return avx2_fma();

@@ -167,6 +167,17 @@ GemmSchedule schedule_from_environment() {
   throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
 }
 
+// set_f32_gemm's choice, else TESSEL_F32_GEMM's (read once), else automatic.
+std::atomic<int> chosen_f32_gemm{-1};
+
+F32Gemm f32_gemm_from_environment() {
+  char const* env = std::getenv("TESSEL_F32_GEMM");
+  if (env == nullptr || *env == '\0') return F32Gemm::automatic;
+  for (auto g : {F32Gemm::automatic, F32Gemm::openblas, F32Gemm::onednn})
+    if (std::string_view(env) == f32_gemm_name(g)) return g;
+  throw Error(std::format("TESSEL_F32_GEMM='{}' is not one of automatic, openblas, onednn", env));
+}
+
 // The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In,
 // sums in T and writes Out (In = Out = T but for 16-bit operands of a backend with a 16-bit GEMM,
 // which writes float or their own type). An operand of another dtype than In is converted into a
@@ -304,6 +315,26 @@ char const* schedule_name(GemmSchedule s) {
     case GemmSchedule::automatic: return "automatic";
     case GemmSchedule::devices_in_parallel: return "devices_in_parallel";
     case GemmSchedule::one_at_a_time: return "one_at_a_time";
+  }
+  return "?";
+}
+
+void set_f32_gemm(F32Gemm g) { chosen_f32_gemm.store(static_cast<int>(g), std::memory_order_relaxed); }
+
+F32Gemm f32_gemm() {
+  int g = chosen_f32_gemm.load(std::memory_order_relaxed);
+  if (g < 0) {
+    static F32Gemm const from_environment = f32_gemm_from_environment();
+    return from_environment;
+  }
+  return static_cast<F32Gemm>(g);
+}
+
+char const* f32_gemm_name(F32Gemm g) {
+  switch (g) {
+    case F32Gemm::automatic: return "automatic";
+    case F32Gemm::openblas: return "openblas";
+    case F32Gemm::onednn: return "onednn";
   }
   return "?";
 }

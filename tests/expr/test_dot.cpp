@@ -7,6 +7,7 @@
 #include "support/close.hpp"
 #include "support/data.hpp"
 #include "support/meshes.hpp"
+#include "tessel/runtime/local_dot.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
@@ -60,6 +61,41 @@ TEST_CASE("batched dot_general over 3-D operands matches one device", "[expr][do
       auto y = draw({8, 24, 16}, NamedSharding(mesh, specs[(i * 5 + 2) % specs.size()]), 4);
       require_close(eval(dot_general(x, y, dims)).to_host(), eval(dot_general(whole(x), whole(y), dims)).to_host());
     }
+  }
+}
+
+TEST_CASE("float32 GEMMs agree whichever library runs them, on either schedule", "[expr][dot][blas]") {
+  using detail::F32Gemm;
+  using detail::GemmSchedule;
+  struct Restore {
+    F32Gemm library = detail::f32_gemm();
+    GemmSchedule schedule = detail::gemm_schedule();
+    ~Restore() {
+      detail::set_f32_gemm(library);
+      detail::set_gemm_schedule(schedule);
+    }
+  } restore;
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  int const k = 72, n = 96;
+  // Few rows and more, sharded and not; B as it is and transposed (stored n x k, as the logits read
+  // the embedding table).
+  for (int m : {4, 200, 300}) {
+    auto x0 = draw({m, k}, replicated(mesh), 30 + m), w0 = draw({k, n}, replicated(mesh), 31 + m);
+    auto wt0 = eval(transpose(w0));
+    auto want = host_matmul(x0.to_host(), w0.to_host(), m, k, n);
+    for (auto library : {F32Gemm::openblas, F32Gemm::onednn, F32Gemm::automatic})
+      for (auto schedule : {GemmSchedule::devices_in_parallel, GemmSchedule::one_at_a_time}) {
+        detail::set_f32_gemm(library);
+        detail::set_gemm_schedule(schedule);
+        INFO("m " << m << ", " << detail::f32_gemm_name(library) << ", " << detail::schedule_name(schedule));
+        auto x = device_put(x0, NamedSharding(mesh, P("dp", None)));
+        require_close(Tensor<float>(x.matmul(device_put(w0, NamedSharding(mesh, P(None, "mp"))))).to_host(), want);
+        require_close(Tensor<float>(whole(x).matmul(whole(w0))).to_host(), want);
+        DotDims const bt{{1}, {1}, {}, {}};
+        require_close(Tensor<float>(dot_general(x, device_put(wt0, NamedSharding(mesh, P("mp", None))), bt)).to_host(),
+                      want);
+        require_close(Tensor<float>(dot_general(whole(x), whole(wt0), bt)).to_host(), want);
+      }
   }
 }
 

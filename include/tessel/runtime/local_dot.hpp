@@ -24,6 +24,19 @@ void set_gemm_schedule(GemmSchedule schedule);
 GemmSchedule gemm_schedule();
 char const* schedule_name(GemmSchedule schedule);
 
+// Which library runs float32 GEMMs on a host backend built with oneDNN (GPU backends, and host
+// builds without oneDNN, always use their BLAS; float64 GEMMs stay on OpenBLAS, oneDNN has none):
+enum class F32Gemm {
+  automatic,  // oneDNN where it is faster on this CPU (src/runtime/backend/host/gemm_f32.cpp), else OpenBLAS
+  openblas,   // every float32 GEMM by OpenBLAS's sgemm
+  onednn,     // every float32 GEMM by oneDNN's matmul
+};
+// The choice: set_f32_gemm's, else the environment's TESSEL_F32_GEMM (automatic, openblas or onednn;
+// read once), else automatic. For benchmarks and tests.
+void set_f32_gemm(F32Gemm choice);
+F32Gemm f32_gemm();
+char const* f32_gemm_name(F32Gemm choice);
+
 // The BLAS local_dot calls, as it reports itself (the benchmarks print it).
 struct BlasInfo {
   std::string config;     // openblas_get_config(): version and build options
@@ -35,6 +48,11 @@ struct BlasInfo {
   bool single_threaded_in_parallel = false;
   // What multiplies 16-bit operands (runtime/backend/gemm_batch.hpp: runs_16bit_gemms).
   std::string half_gemms;
+  // What multiplies float32 operands (f32_gemm()): the library, by which rule, and its vector width.
+  std::string f32_gemms;
+  // The vector width, in bits, of the kernels that run float32 GEMMs on a host (0 on GPUs): what a
+  // benchmark's FMA peak is measured at.
+  int f32_vector_bits = 0;
 };
 BlasInfo blas_info();
 

@@ -1,4 +1,4 @@
-// GEMMs on host backends, by OpenBLAS.
+// GEMMs on host backends, by OpenBLAS (float32 ones by oneDNN where it is faster: gemm_f32.cpp).
 //
 // Every logical device shares the host's cores and Kokkos's OpenMP threads, and the BLAS is
 // OpenBLAS's OpenMP build where there is one (CMakeLists.txt), so the BLAS runs on those same
@@ -24,6 +24,7 @@
 #include "tessel/runtime/local_dot.hpp"
 #include "tessel/runtime/stream.hpp"
 #include "enqueue_gemms.hpp"
+#include "gemm_f32.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -35,12 +36,14 @@ template <class T>
 void gemm(GemmCall<T> const& e) {
   auto const ta = e.la.transposed ? CblasTrans : CblasNoTrans, tb = e.lb.transposed ? CblasTrans : CblasNoTrans;
   auto const m = static_cast<int>(e.m), n = static_cast<int>(e.n), k = static_cast<int>(e.k);
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, float>) {
+    if (f32_gemm_by_onednn() && onednn_sgemm(e)) return;
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, e.a, static_cast<int>(e.la.ld), e.b, static_cast<int>(e.lb.ld),
                 0.0f, e.c, n);
-  else
+  } else {
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, e.a, static_cast<int>(e.la.ld), e.b, static_cast<int>(e.lb.ld),
                 0.0, e.c, n);
+  }
 }
 
 // Whether `count` GEMMs of m * n * k each run side by side, one per host thread, rather than one
@@ -110,6 +113,8 @@ BlasInfo blas_info() {
   }
   if (info.threading == "sequential") info.threads = 1;
   info.half_gemms = half_gemm_info();
+  info.f32_gemms = f32_gemm_info();
+  info.f32_vector_bits = f32_gemm_vector_bits();
   return info;
 }
 

@@ -1,0 +1,191 @@
+// float32 GEMMs by oneDNN's matmul where it is faster than OpenBLAS on this CPU
+// (bench/bench_gemm_f32.cpp measures both, interleaved, per shape class).
+//
+// The automatic rule compares vector widths, read at run time: oneDNN picks the CPU's widest
+// kernels itself, while OpenBLAS runs those of its core type (openblas_get_corename(), or
+// OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 under
+// OPENBLAS_CORETYPE=Haswell on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.6x to 2.8x
+// faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN;
+// else every one stays on OpenBLAS. At equal widths (OpenBLAS's Cooperlake kernels, or oneDNN held
+// to AVX2) oneDNN reaches 0.87 to 1.08 of OpenBLAS's speed on large GEMMs but is up to 3x faster on
+// GEMMs of few rows; a rule by shape would take that, but it gives a sharded GEMM and the unsharded
+// one different libraries, and oneDNN's AVX2 kernels do not even agree with themselves across a
+// split (16 x 24 . 24 x 6 against its 6 columns one by one differs in the last bit; at 512 bits
+// rows and columns split exactly). So the choice depends on the CPU alone, never on the shape;
+// TESSEL_F32_GEMM=onednn takes the few-row gains where bit-equality across meshes does not matter.
+//
+// Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
+// a parallel region (devices_in_parallel) on its caller alone. Each thread executes on its own
+// stream with its own scratchpad (oneDNN's shared library scratchpad is not safe for concurrent
+// execution of primitives).
+#include "gemm_f32.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "tessel/runtime/local_dot.hpp"
+
+#if defined(TESSEL_HAVE_ONEDNN)
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <format>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <tuple>
+#endif
+
+namespace tessel::detail {
+namespace {
+
+// OpenBLAS's core types with 512-bit sgemm kernels; the others tessel meets (Haswell, Zen) run AVX2.
+int openblas_vector_bits() {
+  static int const bits = [] {
+    std::string core = openblas_get_corename();
+    std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+    return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids" ? 512 : 256;
+  }();
+  return bits;
+}
+
+}  // namespace
+
+#if defined(TESSEL_HAVE_ONEDNN)
+namespace {
+
+int onednn_vector_bits() {
+  static int const bits = [] {
+    auto const isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto has = [&](dnnl::cpu_isa unit) { return (isa & static_cast<unsigned>(unit)) == static_cast<unsigned>(unit); };
+    return has(dnnl::cpu_isa::avx512_core) ? 512 : has(dnnl::cpu_isa::avx2) ? 256 : 128;
+  }();
+  return bits;
+}
+
+// Whether oneDNN runs on OpenMP's threads (as Debian's does), or on its caller alone: a TBB or
+// thread-pool build would bring threads of its own beside Kokkos's.
+bool onednn_shares_threads() {
+  auto const runtime = dnnl_version()->cpu_runtime;
+  return runtime == DNNL_RUNTIME_OMP || runtime == DNNL_RUNTIME_SEQ;
+}
+
+// One primitive per shape and layout, made on first use (0.1-1 ms: oneDNN generates its kernel);
+// null where oneDNN has none. Shared pointers: a thread may still run one the cache let go.
+struct Primitive {
+  dnnl::matmul matmul;
+  dnnl::memory::desc a, b, c, scratchpad;
+};
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t>;
+constexpr std::size_t max_primitives = 1024;
+
+struct Cache {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::mutex mutex;
+  std::map<Key, std::shared_ptr<Primitive const>> primitives;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+dnnl::memory::dims strides(MatrixLayout const& l) {
+  return l.transposed ? dnnl::memory::dims{1, l.ld} : dnnl::memory::dims{l.ld, 1};
+}
+
+std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g) {
+  auto& c = cache();
+  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld};
+  std::lock_guard lock(c.mutex);
+  if (auto at = c.primitives.find(key); at != c.primitives.end()) return at->second;
+  // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
+  if (c.primitives.size() >= max_primitives) c.primitives.clear();
+  std::shared_ptr<Primitive const> made;
+  try {
+    constexpr auto f32 = dnnl::memory::data_type::f32;
+    dnnl::memory::desc const a({g.m, g.k}, f32, strides(g.la)), b({g.k, g.n}, f32, strides(g.lb)),
+        out({g.m, g.n}, f32, dnnl::memory::dims{g.n, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc const pd(c.engine, a, b, out, attr);
+    made = std::make_shared<Primitive const>(Primitive{dnnl::matmul(pd), a, b, out, pd.scratchpad_desc()});
+  } catch (dnnl::error const&) {
+    // No matmul for this layout: OpenBLAS runs it (remembered as null).
+  }
+  c.primitives.emplace(key, made);
+  return made;
+}
+
+// The calling thread's stream and scratchpad (64-byte aligned, grown as needed).
+struct ThreadState {
+  dnnl::stream stream{cache().engine};
+  std::unique_ptr<std::byte, void (*)(std::byte*)> scratch{nullptr, [](std::byte* p) {
+                                                              ::operator delete(p, std::align_val_t{64});
+                                                            }};
+  std::size_t scratch_bytes = 0;
+  void* scratchpad(std::size_t bytes) {
+    if (bytes > scratch_bytes) {
+      scratch.reset(static_cast<std::byte*>(::operator new(bytes, std::align_val_t{64})));
+      scratch_bytes = bytes;
+    }
+    return scratch.get();
+  }
+};
+
+}  // namespace
+
+bool f32_gemm_by_onednn() {
+  switch (f32_gemm()) {
+    case F32Gemm::openblas: return false;
+    case F32Gemm::onednn: return true;
+    case F32Gemm::automatic: break;
+  }
+  if (!onednn_shares_threads()) return false;
+  return onednn_vector_bits() > openblas_vector_bits();
+}
+
+bool onednn_sgemm(GemmCall<float> const& g) {
+  auto p = primitive(g);
+  if (!p) return false;
+  thread_local ThreadState t;
+  auto& engine = cache().engine;
+  dnnl::memory a(p->a, engine, const_cast<float*>(g.a)), b(p->b, engine, const_cast<float*>(g.b)),
+      c(p->c, engine, g.c), scratch(p->scratchpad, engine, t.scratchpad(p->scratchpad.get_size()));
+  p->matmul.execute(t.stream,
+                    {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratch}});
+  t.stream.wait();
+  return true;
+}
+
+std::string f32_gemm_info() {
+  dnnl_version_t const* v = dnnl_version();
+  auto const onednn = std::format("oneDNN {}.{}.{} matmul ({}-bit)", v->major, v->minor, v->patch, onednn_vector_bits());
+  auto const openblas = std::format("OpenBLAS sgemm ({}-bit)", openblas_vector_bits());
+  switch (f32_gemm()) {
+    case F32Gemm::openblas: return openblas + " (TESSEL_F32_GEMM=openblas)";
+    case F32Gemm::onednn: return onednn + " (TESSEL_F32_GEMM=onednn)";
+    case F32Gemm::automatic: break;
+  }
+  if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
+  if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
+  return openblas + ": vectors as wide as " + onednn + "'s";
+}
+
+int f32_gemm_vector_bits() {
+  return f32_gemm_by_onednn() ? onednn_vector_bits() : openblas_vector_bits();
+}
+
+#else
+
+bool f32_gemm_by_onednn() { return false; }
+bool onednn_sgemm(GemmCall<float> const&) { return false; }
+std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
+int f32_gemm_vector_bits() { return openblas_vector_bits(); }
+
+#endif
+
+}  // namespace tessel::detail
