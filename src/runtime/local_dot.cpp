@@ -301,13 +301,17 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
 
 void set_gemm_schedule(GemmSchedule s) { chosen_schedule.store(static_cast<int>(s), std::memory_order_relaxed); }
 
+// A choice the program may set (a value >= 0 in `set`), else the environment's, read once.
+template <class E, E (*from_environment)()>
+E set_or_from_environment(std::atomic<int> const& set) {
+  int const v = set.load(std::memory_order_relaxed);
+  if (v >= 0) return static_cast<E>(v);
+  static E const fallback = from_environment();
+  return fallback;
+}
+
 GemmSchedule gemm_schedule() {
-  int s = chosen_schedule.load(std::memory_order_relaxed);
-  if (s < 0) {
-    static GemmSchedule const from_environment = schedule_from_environment();
-    return from_environment;
-  }
-  return static_cast<GemmSchedule>(s);
+  return set_or_from_environment<GemmSchedule, schedule_from_environment>(chosen_schedule);
 }
 
 char const* schedule_name(GemmSchedule s) {
@@ -321,14 +325,7 @@ char const* schedule_name(GemmSchedule s) {
 
 void set_f32_gemm(F32Gemm g) { chosen_f32_gemm.store(static_cast<int>(g), std::memory_order_relaxed); }
 
-F32Gemm f32_gemm() {
-  int g = chosen_f32_gemm.load(std::memory_order_relaxed);
-  if (g < 0) {
-    static F32Gemm const from_environment = f32_gemm_from_environment();
-    return from_environment;
-  }
-  return static_cast<F32Gemm>(g);
-}
+F32Gemm f32_gemm() { return set_or_from_environment<F32Gemm, f32_gemm_from_environment>(chosen_f32_gemm); }
 
 char const* f32_gemm_name(F32Gemm g) {
   switch (g) {
