@@ -10,6 +10,7 @@ the cache donated (written in place by dynamic_update_slice), on one CPU device 
 (--xla_force_host_platform_device_count=8) with tessel's Megatron layout over a (2, 4) mesh.
 
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch        # PyTorch only (needs torch, transformers)
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile   # the same through torch.compile
   /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
   ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
 
@@ -38,7 +39,7 @@ def report(name, seconds, tokens):
     print(f"{name:40s} {seconds * 1e3:9.3f} ms {tokens / seconds:11.1f} tokens/s", flush=True)
 
 
-def run_torch(reps):
+def run_torch(reps, compile_model):
     import torch
     import transformers
     from transformers import StaticCache
@@ -51,11 +52,15 @@ def run_torch(reps):
                                    rms_norm_eps=c["eps"], max_position_embeddings=4096, tie_word_embeddings=False)
     cfg._attn_implementation = "eager"
     model = transformers.LlamaForCausalLM(cfg).eval()
+    label = "torch_eager"
+    if compile_model:
+        model.forward = torch.compile(model.forward)
+        label = "torch_compile"
     print(f"# torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}")
     ids = torch.randint(0, c["vocab"], (BATCH, PROMPT))
     with torch.no_grad():
-        report("torch_eager_prefill", timed(lambda: model(ids), reps), BATCH * PROMPT)
+        report(f"{label}_prefill", timed(lambda: model(ids), reps), BATCH * PROMPT)
         for room in (256, 2048):
             cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
             pos = room // 2
@@ -65,7 +70,7 @@ def run_torch(reps):
             def step():
                 model(tok, cache=cache, cache_position=position, use_cache=True)
 
-            report(f"torch_eager_decode/cache:{room}", timed(step, reps * 4), BATCH)
+            report(f"{label}_decode/cache:{room}", timed(step, reps * 4), BATCH)
 
 
 def run_jax(reps, devices):
@@ -151,12 +156,13 @@ def run_jax(reps, devices):
 def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a.add_argument("--torch", action="store_true")
+    a.add_argument("--compile", action="store_true", help="with --torch: torch.compile the model's forward")
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
     args = a.parse_args()
     if args.torch:
-        run_torch(args.reps)
+        run_torch(args.reps, args.compile)
     if args.jax:
         run_jax(args.reps, args.devices)
 
