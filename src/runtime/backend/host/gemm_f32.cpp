@@ -37,6 +37,10 @@
 #include <mutex>
 #include <new>
 #include <tuple>
+#include <unordered_map>
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
 #endif
 
 namespace tessel::detail {
@@ -148,16 +152,44 @@ bool f32_gemm_by_onednn() {
   return onednn_vector_bits() > openblas_vector_bits();
 }
 
+// A GEMM this small (multiply-adds) runs on its caller's thread alone: forking oneDNN's OpenMP
+// region costs more than the work (bench_dispatch's 16 x 16 GEMMs), as in OpenBLAS's small path.
+constexpr std::int64_t one_thread_work = 32 * 32 * 32;
+
 bool onednn_sgemm(GemmCall<float> const& g) {
   auto p = primitive(g);
   if (!p) return false;
   thread_local ThreadState t;
+  // The calling thread's memory objects of the last primitive it ran, their data handles reset:
+  // creating them costs an allocation each, which tiny GEMMs feel.
+  thread_local Primitive const* last = nullptr;
+  thread_local std::shared_ptr<Primitive const> keep;
+  thread_local std::unordered_map<int, dnnl::memory> args;
   auto& engine = cache().engine;
-  dnnl::memory a(p->a, engine, const_cast<float*>(g.a)), b(p->b, engine, const_cast<float*>(g.b)),
-      c(p->c, engine, g.c), scratch(p->scratchpad, engine, t.scratchpad(p->scratchpad.get_size()));
-  p->matmul.execute(t.stream,
-                    {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratch}});
+  void* scratch = t.scratchpad(p->scratchpad.get_size());
+  if (last != p.get()) {
+    args = {{DNNL_ARG_SRC, dnnl::memory(p->a, engine, const_cast<float*>(g.a))},
+            {DNNL_ARG_WEIGHTS, dnnl::memory(p->b, engine, const_cast<float*>(g.b))},
+            {DNNL_ARG_DST, dnnl::memory(p->c, engine, g.c)},
+            {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratchpad, engine, scratch)}};
+    last = p.get();
+    keep = p;
+  } else {
+    args[DNNL_ARG_SRC].set_data_handle(const_cast<float*>(g.a));
+    args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<float*>(g.b));
+    args[DNNL_ARG_DST].set_data_handle(g.c);
+    args[DNNL_ARG_SCRATCHPAD].set_data_handle(scratch);
+  }
+#if defined(_OPENMP)
+  bool const alone = g.m * g.n * g.k <= one_thread_work && !omp_in_parallel();
+  int const threads = alone ? omp_get_max_threads() : 0;
+  if (alone) omp_set_num_threads(1);
+#endif
+  p->matmul.execute(t.stream, args);
   t.stream.wait();
+#if defined(_OPENMP)
+  if (alone) omp_set_num_threads(threads);
+#endif
   return true;
 }
 
