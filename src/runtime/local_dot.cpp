@@ -7,6 +7,7 @@
 #include "tessel/runtime/stream.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <format>
@@ -159,23 +160,33 @@ void convert(Device const& dev, From const* src, std::int64_t n, To* dst) {
 // set_gemm_schedule's choice, else TESSEL_GEMM_SCHEDULE's (read once), else automatic.
 std::atomic<int> chosen_schedule{-1};
 
+// The choice environment variable `variable` names (choices[0], automatic, when it is unset or
+// empty); an Error listing the names otherwise.
+template <class E, std::size_t N>
+E named_in_environment(char const* variable, std::array<E, N> const& choices, char const* (*name)(E)) {
+  char const* env = std::getenv(variable);
+  if (env == nullptr || *env == '\0') return choices[0];
+  std::string names;
+  for (E c : choices) {
+    if (std::string_view(env) == name(c)) return c;
+    names += std::string(names.empty() ? "" : ", ") + name(c);
+  }
+  throw Error(std::format("{}='{}' is not one of {}", variable, env, names));
+}
+
 GemmSchedule schedule_from_environment() {
-  char const* env = std::getenv("TESSEL_GEMM_SCHEDULE");
-  if (env == nullptr || *env == '\0') return GemmSchedule::automatic;
-  for (auto s : {GemmSchedule::automatic, GemmSchedule::devices_in_parallel, GemmSchedule::one_at_a_time})
-    if (std::string_view(env) == schedule_name(s)) return s;
-  throw Error(std::format("TESSEL_GEMM_SCHEDULE='{}' is not one of automatic, devices_in_parallel, one_at_a_time", env));
+  return named_in_environment("TESSEL_GEMM_SCHEDULE",
+                              std::array{GemmSchedule::automatic, GemmSchedule::devices_in_parallel,
+                                         GemmSchedule::one_at_a_time},
+                              schedule_name);
 }
 
 // set_f32_gemm's choice, else TESSEL_F32_GEMM's (read once), else automatic.
 std::atomic<int> chosen_f32_gemm{-1};
 
 F32Gemm f32_gemm_from_environment() {
-  char const* env = std::getenv("TESSEL_F32_GEMM");
-  if (env == nullptr || *env == '\0') return F32Gemm::automatic;
-  for (auto g : {F32Gemm::automatic, F32Gemm::openblas, F32Gemm::onednn})
-    if (std::string_view(env) == f32_gemm_name(g)) return g;
-  throw Error(std::format("TESSEL_F32_GEMM='{}' is not one of automatic, openblas, onednn", env));
+  return named_in_environment("TESSEL_F32_GEMM", std::array{F32Gemm::automatic, F32Gemm::openblas, F32Gemm::onednn},
+                              f32_gemm_name);
 }
 
 // The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In,

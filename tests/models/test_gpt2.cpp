@@ -7,7 +7,6 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -41,8 +40,7 @@ Reference read_reference() {
   REQUIRE(static_cast<std::int64_t>(in.dec()) == r.batch);
   REQUIRE(static_cast<std::int64_t>(in.dec()) == r.seq);
   r.vocab = static_cast<std::int64_t>(in.dec());
-  for (std::int64_t i = 0; i < r.batch * r.seq * r.vocab; ++i)
-    r.logits.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(in.hex())));
+  r.logits = in.floats(static_cast<std::size_t>(r.batch * r.seq * r.vocab));
   return r;
 }
 

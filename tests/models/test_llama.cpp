@@ -9,7 +9,6 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <string>
@@ -53,8 +52,7 @@ std::vector<Reference> read_references() {
     REQUIRE(static_cast<std::int64_t>(in.dec()) == r.batch);
     REQUIRE(static_cast<std::int64_t>(in.dec()) == r.seq);
     r.vocab = static_cast<std::int64_t>(in.dec());
-    for (std::int64_t i = 0; i < r.batch * r.seq * r.vocab; ++i)
-      r.logits.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(in.hex())));
+    r.logits = in.floats(static_cast<std::size_t>(r.batch * r.seq * r.vocab));
     REQUIRE(in.word() == "greedy");
     REQUIRE(static_cast<std::int64_t>(in.dec()) == r.batch);
     r.prompt = static_cast<std::int64_t>(in.dec());
@@ -248,9 +246,7 @@ TEST_CASE("a bfloat16 Llama from safetensors gives Hugging Face's bfloat16 logit
   REQUIRE(ids == r.ids);
   REQUIRE(in.word() == "logits");
   for (int k = 0; k < 3; ++k) (void)in.dec();
-  std::vector<float> want;
-  for (std::int64_t i = 0; i < r.batch * r.seq * r.vocab; ++i)
-    want.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(in.hex())));
+  std::vector<float> const want = in.floats(static_cast<std::size_t>(r.batch * r.seq * r.vocab));
   SafetensorsFile file(std::string(TESSEL_TEST_DATA_DIR) + "/llama/tiny_llama_bf16.safetensors");
   for (auto const& mesh : {meshes()[0], meshes()[1], meshes()[2]}) {
     INFO(to_string(mesh));

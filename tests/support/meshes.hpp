@@ -40,11 +40,11 @@ inline std::vector<std::vector<int>> ordered_axis_subsets(MeshAxes const& mesh) 
 // dimension; several axes on one dimension in both orders).
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank);
 
-// Every sharding of `mesh` (all_specs) that can tile `shape`: uneven splits included (their last
+// The shardings of `mesh` by these specs that can tile `shape`: uneven splits included (their last
 // devices hold short or empty blocks).
-inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& shape) {
+inline std::vector<NamedSharding> tilings(Mesh const& mesh, Shape const& shape, std::vector<PartitionSpec> const& specs) {
   std::vector<NamedSharding> out;
-  for (auto const& spec : all_specs(mesh.axes(), static_cast<int>(shape.size()))) {
+  for (auto const& spec : specs) {
     NamedSharding s(mesh, spec);
     try {
       s.check_shape(shape);
@@ -53,6 +53,11 @@ inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& sh
     }
   }
   return out;
+}
+
+// Every sharding of `mesh` (all_specs) that can tile `shape`.
+inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& shape) {
+  return tilings(mesh, shape, all_specs(mesh.axes(), static_cast<int>(shape.size())));
 }
 
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {

@@ -3,6 +3,7 @@
 // tokens, '#' lines are comments (they record the jax version that wrote the file).
 #include <catch2/catch_test_macros.hpp>
 
+#include <bit>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -42,6 +43,12 @@ class ReferenceTokens {
   std::uint64_t hex() { return std::stoull(word(), nullptr, 16); }
   std::uint64_t dec() { return std::stoull(word(), nullptr, 10); }
   std::int64_t sdec() { return std::stoll(word(), nullptr, 10); }
+  // The next n tokens as float32 bit patterns (8 hex digits each).
+  std::vector<float> floats(std::size_t n) {
+    std::vector<float> out(n);
+    for (auto& v : out) v = std::bit_cast<float>(static_cast<std::uint32_t>(hex()));
+    return out;
+  }
 
  private:
   std::vector<std::string> toks_;

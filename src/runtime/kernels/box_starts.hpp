@@ -4,6 +4,7 @@
 // start names) or the value of a 0-d int32 / int64 tensor in that device's memory, read by the
 // kernel itself (so nothing waits for the host). As in JAX, a negative start counts from the end
 // once, then the box is clamped inside the operand: into [0, operand - box].
+#include <algorithm>
 #include <cstdint>
 
 #include "kernel.hpp"
@@ -57,19 +58,15 @@ inline BoxStarts box_starts(KernelArgs const& k, Shape const& operand, Shape con
   return s;
 }
 
-// Row-major strides of a block.
+// A block's extents and row-major strides (core/shape.hpp), as plain arrays a kernel captures.
 struct BlockStrides {
   std::int64_t extent[max_rank]{};
   std::int64_t stride[max_rank]{};
 };
 inline BlockStrides block_strides(Shape const& block) {
   BlockStrides b;
-  std::int64_t stride = 1;
-  for (std::size_t d = block.size(); d-- > 0;) {
-    b.extent[d] = block[d];
-    b.stride[d] = stride;
-    stride *= block[d];
-  }
+  std::copy(block.begin(), block.end(), b.extent);
+  row_major_strides(block, b.stride);
   return b;
 }
 

@@ -52,12 +52,10 @@ void dynamic_update_slice_kernel(plan::Plan const& plan, plan::Step const& step,
   KernelArgs const k{plan, step, state};
   TensorImpl const& in = *k.operand(0);
   auto out = TensorImpl::allocate(k.node().shape, in.dtype, *k.node_plan().after_collective);
-  std::size_t const element = size_of(in.dtype);
+  // The operand's block, whole: it and the result are tiled alike.
   for (std::size_t pos : local_positions(*out)) {
-    Box const whole = Box::whole(out->shard_shape(pos));
-    if (whole.num_elements() == 0) continue;
-    copy_region(device(out->shards[pos].device), in.shards[pos].bytes.data(), whole, out->shards[pos].bytes.data(),
-                whole, whole, element);
+    auto const& to = out->shards[pos];
+    if (to.bytes.size() > 0) copy_bytes(device(to.device), to.bytes.data(), in.shards[pos].bytes.data(), to.bytes.size());
   }
   visit(in.dtype, [&](auto t) { update_typed<decltype(t)>(k, *k.operand(1), *out); });
   k.result(std::move(out));
