@@ -60,14 +60,14 @@ struct Llama {
 
 // The shardings of the layout above on a mesh with axes dp and mp.
 struct LlamaShardings {
-  NamedSharding replicated, vocab_rows, q_heads, q_bias, kv_heads, kv_bias, o_rows, hidden_cols, hidden_rows, cache;
+  // heads and head_bias: the q, k and v projections' (k and v hold their KV heads repeated when mp
+  // does not divide them: kv_repeats).
+  NamedSharding replicated, vocab_rows, heads, head_bias, o_rows, hidden_cols, hidden_rows, cache;
   LlamaShardings(Mesh const& m, LlamaConfig const& c)
       : replicated(m, P()),
         vocab_rows(m, P("mp", None)),
-        q_heads(m, P(None, "mp", None)),
-        q_bias(m, P("mp", None)),
-        kv_heads(m, P(None, "mp", None)),
-        kv_bias(m, P("mp", None)),
+        heads(m, P(None, "mp", None)),
+        head_bias(m, P("mp", None)),
         o_rows(m, P("mp", None, None)),
         hidden_cols(m, P(None, "mp")),
         hidden_rows(m, P("mp", None)),
@@ -134,9 +134,6 @@ inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std:
   return reshape(lax::dynamic_slice_in_dim(table, offset, seq, 0), {seq, 1, table.shape()[1]});
 };
 
-// HF's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps), times the weight.
-inline constexpr auto rms = [](auto const& x, auto const& g, double eps) { return rms_norm(x, g, eps); };
-
 // Queries at positions offset + i attend to keys at positions j <= offset + i. q (b, s, H, d);
 // k, v (b, t, H, d) -> (b, H, s, d).
 inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
@@ -167,7 +164,7 @@ inline constexpr auto project_out = [](auto const& heads, auto const& wo) {
 inline constexpr auto mlp = [](auto const& x, auto const& g, auto const& w_gate, auto const& w_up, auto const& w_down,
                                double eps) {
   DotDims dense{{2}, {0}, {}, {}};
-  auto n = rms(x, g, eps);
+  auto n = rms_norm(x, g, eps);
   auto gate = dot_general(n, w_gate, dense);
   return dot_general(gate * sigmoid(gate) * dot_general(n, w_up, dense), w_down, dense);
 };
@@ -212,7 +209,7 @@ Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig c
   };
   std::int64_t const repeats = LlamaShardings::kv_repeats(mesh, c);
   auto kv_heads = [&](Tensor<T> const& w, int axis) {
-    return eval(repeat(w, repeats, axis), axis == 0 ? s.kv_bias : s.kv_heads);
+    return eval(repeat(w, repeats, axis), axis == 0 ? s.head_bias : s.heads);
   };
   Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
   m.embed = load("model.embed_tokens.weight", s.vocab_rows, {c.vocab, e});
@@ -223,10 +220,10 @@ Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig c
     std::string const p = std::format("model.layers.{}.", l);
     LlamaLayer<T> y;
     y.attn_norm = load(p + "input_layernorm.weight", s.replicated, {e});
-    y.wq = linear(p + "self_attn.q_proj.weight", {h * d, e}, {e, h, d}, s.q_heads);
+    y.wq = linear(p + "self_attn.q_proj.weight", {h * d, e}, {e, h, d}, s.heads);
     y.wk = kv_heads(linear(p + "self_attn.k_proj.weight", {kv * d, e}, {e, kv, d}, s.replicated), 1);
     y.wv = kv_heads(linear(p + "self_attn.v_proj.weight", {kv * d, e}, {e, kv, d}, s.replicated), 1);
-    y.bq = bias(p + "self_attn.q_proj.bias", h, s.q_bias);
+    y.bq = bias(p + "self_attn.q_proj.bias", h, s.head_bias);
     y.bk = kv_heads(bias(p + "self_attn.k_proj.bias", kv, s.replicated), 0);
     y.bv = kv_heads(bias(p + "self_attn.v_proj.bias", kv, s.replicated), 0);
     y.wo = linear(p + "self_attn.o_proj.weight", {e, h * d}, {h, d, e}, s.o_rows);
@@ -255,7 +252,7 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
   };
   auto constant = [](Shape const& shape, float v, NamedSharding const& sh) { return llama::filled<T>(shape, v, sh); };
   std::int64_t const repeats = LlamaShardings::kv_repeats(mesh, c);
-  auto kv_heads = [&](Tensor<T> const& w) { return eval(repeat(w, repeats, 1), s.kv_heads); };
+  auto kv_heads = [&](Tensor<T> const& w) { return eval(repeat(w, repeats, 1), s.heads); };
   Llama<T> m{c, mesh, {}, {}, {}, {}, {}, {}};
   m.embed = normal({c.vocab, e}, s.vocab_rows);
   m.norm = constant({e}, 1, s.replicated);
@@ -264,10 +261,10 @@ Llama<T> random_llama(LlamaConfig c, Mesh const& mesh, std::uint32_t seed = 0) {
   for (std::int64_t l = 0; l < c.layers; ++l) {
     LlamaLayer<T> y;
     y.attn_norm = constant({e}, 1, s.replicated);
-    y.wq = normal({e, h, d}, s.q_heads);
+    y.wq = normal({e, h, d}, s.heads);
     y.wk = kv_heads(normal({e, kv, d}, s.replicated)), y.wv = kv_heads(normal({e, kv, d}, s.replicated));
-    y.bq = constant({h, d}, 0, s.q_bias);
-    y.bk = constant({kv * repeats, d}, 0, s.kv_bias), y.bv = constant({kv * repeats, d}, 0, s.kv_bias);
+    y.bq = constant({h, d}, 0, s.head_bias);
+    y.bk = constant({kv * repeats, d}, 0, s.head_bias), y.bv = constant({kv * repeats, d}, 0, s.head_bias);
     y.wo = normal({h, d, e}, s.o_rows);
     y.bo = constant({e}, 0, s.replicated);
     y.mlp_norm = constant({e}, 1, s.replicated);
@@ -317,7 +314,7 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
   Tensor<T> cos = rope_rows(m.rope_cos, offset, seq), sin = rope_rows(m.rope_sin, offset, seq);
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     LlamaLayer<T> const& y = m.layers[l];
-    Tensor<T> n = rms(x, y.attn_norm, eps);
+    Tensor<T> n = rms_norm(x, y.attn_norm, eps);
     Tensor<T> q = rotate(project_heads(n, y.wq, y.bq), cos, sin);
     Tensor<T> k = rotate(project_heads(n, y.wk, y.bk), cos, sin);
     Tensor<T> v = project_heads(n, y.wv, y.bv);
@@ -332,7 +329,7 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
     }
     x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }
-  return dot_general(rms(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
+  return dot_general(rms_norm(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
 }
 }  // namespace llama
 
