@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <format>
+#include <limits>
 #include <vector>
 
 #include "tessel/core/error.hpp"
@@ -19,6 +20,7 @@ void throw_message(Message const& message) { throw Error(std::string(message.vie
 
 #include "tessel/expr/iota.hpp"
 #include "tessel/expr/take.hpp"
+#include "tessel/expr/top_k.hpp"
 #include "tessel/expr/normalization.hpp"
 #include "tessel/expr/reduce.hpp"
 
@@ -47,6 +49,20 @@ Shape take_shape(Shape const& table, Shape const& indices, int& axis) {
   for (std::size_t d = 0; d < a; ++d) out.push_back(table[d]);
   for (auto n : indices) out.push_back(n);
   for (std::size_t d = a + 1; d < table.size(); ++d) out.push_back(table[d]);
+  return out;
+}
+
+Shape top_k_shape(Shape const& operand, std::int64_t k, int& axis) {
+  if (operand.rank() == 0) throw Error("top_k: the operand is 0-d; top_k selects along an axis of rank >= 1");
+  axis = one_axis("top_k", "axis", operand, axis);
+  auto a = static_cast<std::size_t>(axis);
+  if (k < 0 || k > operand[a])
+    throw Error(std::format("top_k: k = {} is out of range for axis {} of size {} of the operand {}; it needs 0 <= k <= {}",
+                            k, axis, operand[a], to_string(operand), operand[a]));
+  if (k > std::numeric_limits<std::int32_t>::max())
+    throw Error(std::format("top_k: k = {} does not fit the int32 indices", k));
+  Shape out = operand;
+  out[a] = k;
   return out;
 }
 
@@ -85,11 +101,10 @@ FixedVector<std::uint8_t, max_rank> one_dim(char const* op, Shape const& operand
   return dims;
 }
 
-Shape dynamic_slice_shape(Shape const& operand, FixedVector<std::uint8_t, max_rank> const& dims, Shape const& sizes) {
+Shape dynamic_slice_shape(Shape const& operand, Shape const& sizes) {
   if (sizes.size() != operand.size())
     throw Error(std::format("dynamic_slice: the operand {} has rank {}, but {} slice sizes were given", to_string(operand),
                             operand.size(), sizes.size()));
-  (void)dims;  // every dimension not named is taken whole (dynamic_slice_in_dim made its sizes so)
   for (std::size_t d = 0; d < operand.size(); ++d)
     if (sizes[d] < 0 || sizes[d] > operand[d])
       throw Error(std::format("dynamic_slice: dimension {} of the operand {} has size {}; the slice size {} needs 0 <= "

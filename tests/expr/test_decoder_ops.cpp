@@ -2,7 +2,8 @@
 // make_decoder_vectors.py) and sharded against unsharded, bit for bit, on every test mesh:
 // lax.dynamic_slice / dynamic_update_slice with run-time starts (C++ integers and 0-d int32 /
 // int64 tensors, negative and past-the-end ones as JAX treats them), jnp.repeat / tile /
-// broadcast_to, `==` / `!=` on arrays, concatenate of mixed dtypes, take with int64 indices.
+// broadcast_to, `==` / `!=` on arrays, concatenate of mixed dtypes, take with int64 indices,
+// lax.top_k.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -31,8 +32,8 @@ Tensor<I> index(std::int64_t value, NamedSharding const& s) {
   return device_put(std::vector<I>{static_cast<I>(value)}, Shape{}, s);
 }
 
-// A few shardings of a rank-4 operand (every one would be thousands): batch, heads, positions and
-// two at once, on the mesh's first axes.
+// A few shardings of a rank-3 or rank-4 operand (every one would be thousands): batch, heads,
+// positions and two at once, on the mesh's first axes.
 std::vector<NamedSharding> some_shardings(Mesh const& mesh, Shape const& shape) {
   AxisName const a = mesh.axes().name(0);
   std::vector<PartitionSpec> specs{P(), P(a), P(None, a), P(None, None, a)};
@@ -355,4 +356,82 @@ TEST_CASE("random::gumbel and random::categorical draw JAX's values on every sha
         CHECK(eval(random::categorical(key, l, 0)).to_host() == first);
       }
   }
+}
+
+namespace {
+
+// One top_k case against JAX's values and indices: on one device, then on every sharding of the
+// operand (2-D operands: all of them; the 3-D one: a chosen few) of every test mesh.
+template <class T>
+void check_top_k(std::string const& c) {
+  INFO(c);
+  auto const& x = at(c + " x");
+  std::int64_t const k = at(c + " k").as<std::int32_t>()[0];
+  int const axis = at(c + " axis").as<std::int32_t>()[0];
+  auto const want_indices = at(c + " indices").as<std::int32_t>();
+  auto const want_values = at(c + " values");
+  auto operand = [&](NamedSharding const& s) {
+    if constexpr (std::same_as<T, std::int32_t>) return device_put(x.as<std::int32_t>(), x.shape, s);
+    else return astype<T>(put(x, s));  // bfloat16: JAX's operand held exactly
+  };
+  auto check = [&](NamedSharding const& s) {
+    INFO(to_string(s.mesh()) << " operand " << to_string(s.spec()));
+    auto [values, indices] = lax::top_k(operand(s), k, axis);
+    Tensor<std::int32_t> got_indices = eval(indices);
+    CHECK(got_indices.shape() == Shape(at(c + " indices").shape));
+    CHECK(got_indices.to_host() == want_indices);
+    if constexpr (std::same_as<T, std::int32_t>) CHECK(eval(values).to_host() == want_values.as<std::int32_t>());
+    else CHECK(test::bitwise_equal(eval(astype<float>(values)).to_host(), want_values.as<float>()));
+  };
+  check(one_device());
+  for (auto const& mesh : test::all_meshes()) {
+    for (auto const& s : x.shape.size() == 2 ? test::shardings_of(mesh, x.shape) : some_shardings(mesh, x.shape)) check(s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lax::top_k matches lax.top_k (total order, first index on ties) on every sharding", "[expr][top_k]") {
+  for (std::string c : {"topk_last", "topk_one", "topk_all", "topk_none", "topk_axis0", "topk_3d", "topk_wide"})
+    check_top_k<float>(c);
+  check_top_k<bfloat16>("topk_bf16");
+  check_top_k<std::int32_t>("topk_int");
+}
+
+TEST_CASE("top_k over a vocabulary split over mp gathers k candidates per device, not the vocabulary",
+          "[expr][top_k][plan]") {
+  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
+  auto logits = put(at("topk_wide x"), NamedSharding(mesh, P("dp", "mp")));
+  auto [values, indices] = lax::top_k(logits, 50);
+  auto const& p = plan_of(values);
+  INFO(explain(values));
+  CHECK(p.count(plan::Collective::all_gather) == 1);
+  CHECK(p.count(plan::Collective::all_reduce) == 0);
+  CHECK(p.count(plan::StepKind::reshard) == 0);
+  for (auto const& step : p.steps)
+    if (step.kind == plan::StepKind::collective) CHECK(step.bytes == 1 * 4 * 50 * 8);  // a row of 4 x 50 candidates
+  Tensor<float> got = eval(values);
+  CHECK(got.sharding() == NamedSharding(mesh, P("dp")));
+  auto before = execution_counts();
+  // Values and indices from one jitted call: two results of one program.
+  auto both = jit([](Tensor<float> const& l) {
+    auto [v, i] = lax::top_k(l, 50);
+    return std::tuple{v, i};
+  });
+  auto [v, i] = both(logits);
+  CHECK(test::bitwise_equal(v.to_host(), at("topk_wide values").as<float>()));
+  CHECK(i.to_host() == at("topk_wide indices").as<std::int32_t>());
+  CHECK(execution_counts()[plan::Collective::all_gather] - before[plan::Collective::all_gather] == 2);
+}
+
+TEST_CASE("top_k names what is wrong", "[expr][top_k]") {
+  auto x = device_put(test::iota_data<float>(Shape{4, 6}), Shape{4, 6}, one_device());
+  auto scalar = device_put(std::vector<float>{1.0f}, Shape{}, one_device());
+  CHECK_THROWS_WITH(lax::top_k(x, 7),
+                    ContainsSubstring("top_k: k = 7 is out of range for axis 1 of size 6 of the operand (4, 6); it "
+                                      "needs 0 <= k <= 6"));
+  CHECK_THROWS_WITH(lax::top_k(x, -1, 0),
+                    ContainsSubstring("top_k: k = -1 is out of range for axis 0 of size 4 of the operand (4, 6)"));
+  CHECK_THROWS_WITH(lax::top_k(x, 1, 2), ContainsSubstring("top_k: axis 2 is out of range for shape (4, 6) of rank 2"));
+  CHECK_THROWS_WITH(lax::top_k(scalar, 1), ContainsSubstring("top_k: the operand is 0-d"));
 }

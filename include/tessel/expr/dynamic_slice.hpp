@@ -48,10 +48,9 @@ using DynamicUpdateSlice = DynamicBox<NodeKind::dynamic_update_slice>;
 namespace detail {
 // Fails naming the op, the index's position and its shape unless every start index is 0-d.
 void check_start_shapes(char const* op, Shape const* const* starts, std::size_t count);
-// The result's shape of a dynamic_slice: checks that `dims` names distinct dimensions of the
-// operand and that each box size fits (naming the dimension and sizes at fault).
-Shape dynamic_slice_shape(Shape const& operand, FixedVector<std::uint8_t, max_rank> const& dims,
-                          Shape const& sizes);
+// The result's shape of a dynamic_slice: checks that there is one box size per dimension of the
+// operand and that each fits (naming the dimension and sizes at fault).
+Shape dynamic_slice_shape(Shape const& operand, Shape const& sizes);
 // Checks the update's rank and sizes against the operand's (naming the dimension at fault).
 void check_update_shape(Shape const& operand, Shape const& update, FixedVector<std::uint8_t, max_rank> const& dims);
 FixedVector<std::uint8_t, max_rank> all_dims(char const* op, Shape const& operand, std::size_t starts);
@@ -76,7 +75,7 @@ void check_box_operands(char const* op, X const& x, S const&... starts) {
 template <class X, class... S>
 auto make_dynamic_slice(X const& x, FixedVector<std::uint8_t, max_rank> dims, Shape const& sizes, S const&... starts) {
   check_box_operands("dynamic_slice", x, starts...);
-  Shape shape = dynamic_slice_shape(x.shape(), dims, sizes);
+  Shape shape = dynamic_slice_shape(x.shape(), sizes);
   return Node<DynamicSlice, X, S...>{{x, starts...}, {dims, shape}};
 }
 

@@ -41,6 +41,7 @@
   OP(argreduce, kernel)                                                                                      \
   OP(dynamic_slice, kernel)                                                                                  \
   OP(dynamic_update_slice, kernel)                                                                           \
+  OP(top_k, kernel)                                                                                          \
   OP(manual_collective, kernel)
 
 namespace tessel {

@@ -34,7 +34,8 @@ struct GraphNode {
   bool divides = false;                        // reduce: a mean (the sum is divided by the count)
   DotDims dot{};                               // dot
   ViewSpec view{};                             // view
-  std::uint8_t axis = 0;                       // concatenate
+  std::uint8_t axis = 0;                       // concatenate, cumsum, take, top_k
+  bool indices = false;                        // top_k: this node is the indices (else the values)
   // tensor: the graph index of the first tensor node holding the same tensor (its own index when
   // none does), for the first max_aliased_leaves distinct tensors; scalar: likewise, of the first
   // scalar with the same value. The plan cache keys on the same pattern (cache.hpp), so a plan's
@@ -59,7 +60,7 @@ constexpr bool same_text(char const* a, char const* b) {
 // what CSE and the run-time row cache both ask. The cheap fields first.
 constexpr bool same_attributes(GraphNode const& a, GraphNode const& b) {
   return a.kind == b.kind && a.children.size() == b.children.size() && a.shape == b.shape && same_text(a.op, b.op) &&
-         same_text(a.dtype, b.dtype) && a.keepdims == b.keepdims && a.axis == b.axis && a.axes == b.axes &&
+         same_text(a.dtype, b.dtype) && a.keepdims == b.keepdims && a.axis == b.axis && a.indices == b.indices && a.axes == b.axes &&
          a.view == b.view && a.dot.lhs_contract == b.dot.lhs_contract && a.dot.rhs_contract == b.dot.rhs_contract &&
          a.dot.lhs_batch == b.dot.lhs_batch && a.dot.rhs_batch == b.dot.rhs_batch && a.sharding == b.sharding &&
          a.manual == b.manual;

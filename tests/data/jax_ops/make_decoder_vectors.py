@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates the JAX reference vectors for the ops decoder models need (lax.dynamic_slice,
 lax.dynamic_update_slice and their _in_dim forms, jnp.repeat, jnp.tile, jnp.broadcast_to, `==` /
-`!=` on arrays, jnp.concatenate of mixed dtypes, jax.random.gumbel and jax.random.categorical) in
+`!=` on arrays, jnp.concatenate of mixed dtypes, jax.random.gumbel and jax.random.categorical,
+lax.top_k) in
 tests/data/jax_ops/decoder_ops.txt.
 
 Run with a CPU jax, from anywhere:
@@ -172,14 +173,50 @@ def sampling(w):
         w.tensor(f"categorical_{seed}", "out_first", first)
 
 
+def top_k(w):
+    """lax.top_k: its total order (NaN above +inf, 0.0 above -0.0, a negative NaN below -inf), ties
+    to the first index, along the last axis and another one; float32, bfloat16 (given as the
+    float32 values it holds exactly) and int32 operands; k = 0, 1, a few and the whole axis."""
+    rng = np.random.default_rng(11)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, 1.5, -np.nan], np.float32)
+    x = rng.standard_normal((6, 10)).astype(np.float32).round(1)  # rounded: ties
+    x.reshape(-1)[rng.choice(60, 8, replace=False)] = special
+    cases = [("topk_last", x, 3, -1), ("topk_one", x, 1, -1), ("topk_all", x, 10, -1), ("topk_none", x, 0, -1),
+             ("topk_axis0", x, 4, 0)]
+    x3 = rng.standard_normal((2, 7, 12)).astype(np.float32).round(1)
+    cases.append(("topk_3d", x3, 5, 1))
+    wide = rng.standard_normal((2, 1003)).astype(np.float32)  # a vocabulary no mesh splits evenly
+    cases.append(("topk_wide", wide, 50, -1))
+    bf = np.asarray(jnp.asarray(x).astype(jnp.bfloat16).astype(jnp.float32))
+    for name, a, k, axis in cases + [("topk_bf16", bf, 4, -1)]:
+        operand = jnp.asarray(a).astype(jnp.bfloat16) if name == "topk_bf16" else a
+        v, i = jax.jit(lambda t: lax.top_k(t, k, axis=axis))(operand)
+        w.tensor(name, "x", a)
+        w.ints(name, "k", [k])
+        w.ints(name, "axis", [axis])
+        w.tensor(name, "values", np.asarray(v).astype(np.float32))
+        w.tensor(name, "indices", np.asarray(i).astype(np.int32))
+    ints = rng.integers(-5, 5, (4, 9)).astype(np.int32)
+    v, i = jax.jit(lambda t: lax.top_k(t, 4))(ints)
+    w.tensor("topk_int", "x", ints)
+    w.ints("topk_int", "k", [4])
+    w.ints("topk_int", "axis", [-1])
+    w.tensor("topk_int", "values", np.asarray(v))
+    w.tensor("topk_int", "indices", np.asarray(i).astype(np.int32))
+    # The order asserted here is what the tests rely on.
+    v, i = lax.top_k(jnp.array([-np.nan, 1.0, -np.inf, np.nan, -0.0, 0.0], np.float32), 6)
+    assert np.asarray(i).tolist() == [3, 1, 5, 4, 2, 0], i
+
+
 def main():
     path = os.path.join(OUT, "decoder_ops.txt")
     with open(path, "w") as fh:
         vector_header.header(fh, "lax.dynamic_slice / dynamic_update_slice, jnp.repeat / tile / broadcast_to, ==, "
-                             "mixed concatenate", SCRIPT, "")
+                             "mixed concatenate, lax.top_k", SCRIPT, "")
         writer = Writer(fh)
         body(writer)
         sampling(writer)
+        top_k(writer)
     print(path, os.path.getsize(path), "bytes")
 
 

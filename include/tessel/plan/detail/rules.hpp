@@ -7,6 +7,7 @@
 #include "tessel/plan/detail/rules/constraint.hpp"
 #include "tessel/plan/detail/rules/dot.hpp"
 #include "tessel/plan/detail/rules/dynamic_slice.hpp"
+#include "tessel/plan/detail/rules/top_k.hpp"
 #include "tessel/plan/detail/rules/elementwise.hpp"
 #include "tessel/plan/detail/rules/take.hpp"
 #include "tessel/plan/detail/rules/iota.hpp"
