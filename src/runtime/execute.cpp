@@ -117,11 +117,46 @@ ImplPtr reshard_and_count(ImplPtr const& from, NamedSharding const& to, bool sta
   return done.tensor;
 }
 
-// An all-reduce or reduce-scatter completing a reduction's partial results.
-void reduce_collective(plan::Step const& step, std::vector<ImplPtr> const& operands, RunState& state) {
+template <class T>
+void round_shards(TensorImpl const& wide, TensorImpl const& out, char const* label) {
+  for (std::size_t pos : local_positions(out)) {
+    if (!out.owns_buffer(pos)) continue;  // (replicas sharing a buffer: once)
+    auto const* src = reinterpret_cast<float const*>(wide.shards[pos].bytes.data());
+    auto* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
+    auto n = static_cast<std::int64_t>(out.shards[pos].bytes.size() / sizeof(T));
+    for_each_index(device(out.shards[pos].device), label, n, n, KOKKOS_LAMBDA(std::int64_t i) { dst[i] = T(src[i]); });
+  }
+  wait_for_buffer_writers(out);
+}
+
+// float32 values rounded once to a 16-bit float (a 16-bit dot's partial sums, all-reduced in
+// float32), in the same shards: replicas sharing a buffer share the rounded one.
+ImplPtr rounded(TensorImpl const& wide, DType to, char const* label) {
+  std::vector<std::size_t> owner(wide.shards.size());
+  for (std::size_t p = 0; p < owner.size(); ++p) {
+    owner[p] = p;
+    for (std::size_t q = 0; q < p && wide.shards[p].addressable; ++q)
+      if (wide.shards[q].addressable && wide.shards[p].memory && wide.shards[q].memory == wide.shards[p].memory) {
+        owner[p] = q;
+        break;
+      }
+  }
+  auto out = TensorImpl::allocate(wide.shape, to, wide.sharding, owner);
+  if (to == DType::bfloat16) round_shards<bfloat16>(wide, *out, label);
+  else round_shards<float16>(wide, *out, label);
+  return out;
+}
+
+// An all-reduce or reduce-scatter completing a reduction's partial results. Partial results held
+// wider than the node's dtype (a 16-bit dot's float32 sums: kernels/dot.cpp) are rounded once
+// after it.
+void reduce_collective(plan::Plan const& plan, plan::Step const& step, std::vector<ImplPtr> const& operands,
+                       RunState& state) {
   ImplPtr& result = state.values[static_cast<std::size_t>(step.node)];
   result = complete_reduce(operands[0], step.collective, *step.to, step.axes, step.combine);
   if (step.divide_by) divide_in_place(*result, *step.divide_by, step.label.c_str());
+  DType const dtype = dtype_named(plan.graph[static_cast<std::size_t>(step.node)].dtype);
+  if (result->dtype != dtype) result = rounded(*result, dtype, step.label.c_str());
 }
 
 // The steps the executor runs itself: no op's kernel, only what every step kind means.
@@ -134,7 +169,7 @@ void run_generic_step(plan::Plan const& plan, plan::Step const& step, RunState& 
   switch (step.kind) {
     case plan::StepKind::collective:
       if (step.collective == plan::Collective::all_reduce || step.collective == plan::Collective::reduce_scatter) {
-        reduce_collective(step, operands, state);
+        reduce_collective(plan, step, operands, state);
         ++execution_counts()[step.collective];
       } else  // one step of a sharding change (reshard_and_count counts it)
         result = reshard_and_count(operands[0], *step.to, step.starts_reshard);

@@ -1,5 +1,6 @@
 // dot_general's kernel: every device's blocks multiplied by BLAS GEMM (runtime/local_dot.hpp),
-// leaving the partial products the plan's all-reduce or reduce-scatter (if any) completes.
+// leaving the partial products the plan's all-reduce or reduce-scatter (if any) completes (in
+// float32 for a 16-bit result: the executor rounds them once after it).
 #include "kernel.hpp"
 #include "tessel/runtime/local_dot.hpp"
 
@@ -7,8 +8,13 @@ namespace tessel::detail {
 
 void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
-  // The result's dtype is the node's: the operands' promoted one or a preferred_element_type.
-  auto partial = TensorImpl::allocate(k.node().shape, dtype_named(k.node().dtype), *k.node_plan().partial);
+  // The result's dtype is the node's: the operands' promoted one or a preferred_element_type. A
+  // 16-bit result whose contraction is split keeps its partial sums in float32 (the GEMM's own
+  // accumulator) through the all-reduce, which rounds them once: the mesh then changes only the
+  // order of float32 additions, not how often the sum is rounded to 16 bits.
+  DType dtype = dtype_named(k.node().dtype);
+  if (k.node_plan().collective && (dtype == DType::bfloat16 || dtype == DType::float16)) dtype = DType::float32;
+  auto partial = TensorImpl::allocate(k.node().shape, dtype, *k.node_plan().partial);
   local_dot(*k.operand(0), *k.operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
 }
