@@ -3,15 +3,19 @@
 // batch 2; Megatron over 'mp' and the batch over 'dp' on the (2, 4) mesh, or one device.
 //
 //   BM_llama_prefill/<devices>           the forward of 2 x 128 prompt tokens into a fresh cache
-//   BM_llama_decode/<devices>/<cache>    one decode step, the recorded program models::generate
+//   BM_llama_decode/<devices>/<cache>/<donated>
+//                                        one decode step, the recorded program models::generate
 //                                        replays per token, with a cache of <cache> positions (the
-//                                        step's position in its middle)
+//                                        step's position in its middle); donated 1: the caches are
+//                                        donated (runtime/donate.hpp) and written in place, as
+//                                        generate does; 0: each write copies the layer's cache
 //
 // Counters: tokens_per_s; collectives per call (counted by the runtime); cache_MiB, the keys and
 // values of every layer. A step's time against its cache length shows what a step costs that
-// grows with the cache (attention reads the whole cache; each write copies it, not in place yet).
+// grows with the cache (attention reads the whole cache; without donation each write copies it).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -80,9 +84,11 @@ void BM_llama_decode(benchmark::State& state) {
   auto const ids = tokens(mesh, 1, model.config.vocab);
   auto const position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{},
                                    NamedSharding(mesh, P()));
+  bool const donated = state.range(2) != 0;
   auto run = [&] {
-    auto results = step(ids, position, cache.kv);
+    auto results = step(ids, position, donated ? donate(cache.kv) : cache.kv);
     results.front().block_until_ready();
+    std::copy(results.begin() + 1, results.end(), cache.kv.begin());
     return results;
   };
   (void)run();  // records the step
@@ -95,10 +101,12 @@ void BM_llama_decode(benchmark::State& state) {
 
 BENCHMARK(BM_llama_prefill)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_llama_decode)
-    ->Args({8, 256})
-    ->Args({8, 2048})
-    ->Args({1, 256})
-    ->Args({1, 2048})
+    ->Args({8, 256, 1})
+    ->Args({8, 2048, 1})
+    ->Args({8, 2048, 0})
+    ->Args({1, 256, 1})
+    ->Args({1, 2048, 1})
+    ->Args({1, 2048, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -2,7 +2,8 @@
 // Llama-family decoders as Hugging Face's LlamaForCausalLM computes them (RMSNorm before attention
 // and MLP, rotary position embeddings on q and k, grouped-query attention, a SwiGLU MLP, an LM head
 // tied to the embedding or not), with weights from its safetensors file. The config fields that
-// tell Llama 2/3, Mistral and Qwen2-style models apart are LlamaConfig's: rope theta, the number
+// tell Llama 2/3, Mistral and Qwen2-style models apart are LlamaConfig's: rope theta and Llama
+// 3.1's rope scaling, the number
 // of key/value heads, a tied head, biases on q, k and v (Qwen2) and on the output projection
 // (Llama's attention_bias), read from the file where it says so.
 //
@@ -20,16 +21,18 @@
 // dynamic_update_slice and returns its logits; each decode step writes one position and attends
 // over the cache with a mask up to it. The position is a run-time scalar: every step runs the
 // plans the first one made, and a decode step is one recorded program (jit_decode_step) replayed
-// per token. Tokens are picked greedily or drawn (jax.random.categorical).
+// per token. Tokens are picked greedily or drawn (models/sampling.hpp: temperature, top-k, top-p).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <format>
 #include <limits>
+#include <numbers>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "sampling.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/tools/safetensors.hpp"
 
@@ -42,6 +45,11 @@ struct LlamaConfig {
   // From the model's config.json (the file does not hold them).
   std::int64_t heads = 0, kv_heads = 0, max_positions = 2048;
   double rms_eps = 1e-5, rope_theta = 10000.0;
+  // rope_scaling of rope_type "llama3" (Llama 3.1 onwards); factor 0: none (rope_type "default").
+  struct Llama3RopeScaling {
+    double factor = 0, low_freq_factor = 1, high_freq_factor = 4;
+    std::int64_t original_max_positions = 8192;
+  } rope_scaling{};
 };
 
 template <class T>
@@ -99,9 +107,28 @@ inline void check_config(LlamaConfig const& c) {
     throw Error(std::format("llama: head_dim {} must be even (rotary embeddings rotate pairs)", c.head_dim));
 }
 
-// Hugging Face's default rotary tables: inv_freq = 1 / theta^(2i / head_dim) and angle = position *
-// inv_freq in float32 (cat(freqs, freqs) makes both halves of cos and sin alike, so one half is
-// kept), rounded to the model's dtype as HF rounds them to the queries'.
+// Rotary frequency i as HF computes it in float32: 1 / theta^(2i / head_dim), then Llama 3.1's
+// scaling when configured (_compute_llama3_parameters): wavelengths longer than the original
+// context / low_freq_factor are divided by the factor, those shorter than the original context /
+// high_freq_factor kept, those between interpolated between the two.
+inline float rope_frequency(LlamaConfig const& c, std::int64_t i) {
+  float const inv = 1.0f / std::pow(static_cast<float>(c.rope_theta), static_cast<float>(2 * i) / static_cast<float>(c.head_dim));
+  auto const& r = c.rope_scaling;
+  if (r.factor == 0) return inv;
+  auto const old_context = static_cast<float>(r.original_max_positions), factor = static_cast<float>(r.factor);
+  auto const low = static_cast<float>(r.low_freq_factor);
+  float const low_wavelen = static_cast<float>(static_cast<double>(r.original_max_positions) / r.low_freq_factor);
+  float const high_wavelen = static_cast<float>(static_cast<double>(r.original_max_positions) / r.high_freq_factor);
+  float const wavelen = static_cast<float>(2 * std::numbers::pi) / inv;
+  float const scaled = wavelen > low_wavelen ? inv / factor : inv;
+  if (wavelen < high_wavelen || wavelen > low_wavelen) return scaled;
+  float const smooth = (old_context / wavelen - low) / static_cast<float>(r.high_freq_factor - r.low_freq_factor);
+  return (1 - smooth) * scaled / factor + smooth * scaled;
+}
+
+// Hugging Face's rotary tables: angle = position * inv_freq in float32 (cat(freqs, freqs) makes
+// both halves of cos and sin alike, so one half is kept), rounded to the model's dtype as HF rounds
+// them to the queries'.
 template <class T>
 std::pair<Tensor<T>, Tensor<T>> rope_tables(LlamaConfig const& c, NamedSharding const& sharding) {
   std::int64_t const half = c.head_dim / 2;
@@ -110,8 +137,7 @@ std::pair<Tensor<T>, Tensor<T>> rope_tables(LlamaConfig const& c, NamedSharding 
       std::size_t k = 0;
       for (std::int64_t p = box[0].start; p < box[0].stop; ++p)
         for (std::int64_t i = box[1].start; i < box[1].stop; ++i) {
-          float const inv = 1.0f / std::pow(static_cast<float>(c.rope_theta), static_cast<float>(2 * i) / static_cast<float>(c.head_dim));
-          float const angle = static_cast<float>(p) * inv;
+          float const angle = static_cast<float>(p) * rope_frequency(c, i);
           block[k++] = T(sine ? std::sin(angle) : std::cos(angle));
         }
     });
@@ -176,8 +202,8 @@ inline constexpr auto project_heads = [](auto const& n, auto const& w, auto cons
 }  // namespace llama
 
 // Loads a Llama-family model from `file` (Hugging Face's tensor names) onto `mesh` (axes dp and mp).
-// `config` gives what the file does not: heads, kv_heads, rms_eps, rope_theta, max_positions. The
-// sizes, a tied head (no lm_head.weight) and q/k/v biases come from the file. PyTorch's Linear
+// `config` gives what the file does not: heads, kv_heads, rms_eps, rope_theta, rope_scaling,
+// max_positions. The sizes, a tied head (no lm_head.weight) and q/k/v biases come from the file. PyTorch's Linear
 // weights, stored (out, in), are transposed into the layouts the forward reads.
 template <class T>
 Llama<T> load_llama(SafetensorsFile const& file, Mesh const& mesh, LlamaConfig config) {
@@ -361,15 +387,10 @@ auto jit_decode_step(Llama<T> const& m) {
   });
 }
 
-// How generate picks each token: greedy (temperature 0, the argmax of the logits), or drawn from
-// softmax(logits / temperature) with jax.random.categorical, step t with fold_in(key, t).
-struct Sampling {
-  double temperature = 0.0;
-  random::Key key = random::PRNGKey(0);
-};
-
 // Generation: prefill the prompt (batch, prompt_len), then `steps` - 1 decode steps, each feeding
-// back the token picked from the last logits. Returns the new tokens (batch, steps).
+// back the token picked from the last logits. Returns the new tokens (batch, steps). The cache's
+// tensors are donated (runtime/donate.hpp): each layer's cache takes the new positions in place,
+// so a copy of one taken before the call sees them too.
 template <class T>
 Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
                               KvCache<T>& cache, Sampling const& sampling = {}) {
@@ -379,20 +400,20 @@ Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& pro
                             cache.kv.empty() ? 0 : cache.kv[0].shape()[1]));
   auto const step = jit_decode_step(m);  // recorded by the first decode step, replayed by the others
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
+  donate(cache.kv);
   Tensor<T> logits = forward(m, prompt, &cache);
   NamedSharding const whole(m.mesh, P());
   for (std::int64_t t = 0; t < steps; ++t) {
     std::int64_t const last = t == 0 ? len - 1 : 0;
     auto const final = slice_in_dim(logits, last, last + 1, 1);
-    Tensor<std::int32_t> next = sampling.temperature > 0
-        ? Tensor<std::int32_t>(random::categorical(random::fold_in(sampling.key, static_cast<std::uint32_t>(t)),
-                                                   Tensor<T>(final * (1.0 / sampling.temperature))))
-        : Tensor<std::int32_t>(argmax(final, -1));
+    Tensor<std::int32_t> next = pick_token(Tensor<T>(final), sampling, static_cast<std::uint32_t>(t));
     auto host = process_allgather(next);  // every process picks the same tokens
     for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
     if (t + 1 == steps) break;
     auto position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{}, whole);
-    auto results = step(next, position, cache.kv);
+    // Donated: the step writes the position into the caches in place (the results that replace
+    // them hold the same buffers), so its work does not grow with the cache.
+    auto results = step(next, position, donate(cache.kv));
     logits = results.front();
     std::copy(results.begin() + 1, results.end(), cache.kv.begin());
     ++cache.length;

@@ -9,13 +9,14 @@ Run from anywhere (paths are relative to this file):
     /tmp/hfenv/bin/pip install torch transformers safetensors numpy   # CPU torch suffices
     /tmp/hfenv/bin/python tests/data/llama/make_reference.py
 
-Two models, one per config difference the loader must honour:
+Three models, one per config difference the loader must honour:
   tiny_llama.safetensors  Llama 3 style: grouped-query attention (8 query heads, 2 key/value
                           heads), rope theta 500000, untied LM head, no biases, an odd vocabulary
                           (131, which no mesh axis divides: uneven shards)
   tiny_qwen2.safetensors  biases on q, k, v (as Qwen2) and on the output projection (Llama's
                           attention_bias); the LM head tied to the embedding; 4 query heads over
                           4 key/value heads (no grouping)
+  tiny_llama31.safetensors  Llama 3.1's rope scaling (rope_type llama3) across all three bands
 and reference.txt: for each model, its config, the input ids, the float32 logits (hex bits) and 32
 greedy tokens after each prompt (`generate(do_sample=False)`, with the KV cache). tiny_llama is
 also written in bfloat16 (tiny_llama_bf16.safetensors) with HF's bfloat16 logits of the same ids
@@ -44,7 +45,25 @@ MODELS = {
     "tiny_qwen2": dict(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                        num_attention_heads=4, num_key_value_heads=4, head_dim=8, max_position_embeddings=64,
                        rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True, attention_bias=True),
+    # Llama 3.1's rope scaling: with head_dim 16 and an original context of 64 its eight frequencies
+    # fall in all three bands (wavelength 6.3: kept; 32.5: smoothed; 168 and longer: divided by 8).
+    "tiny_llama31": dict(vocab_size=77, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
+                         rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=False, attention_bias=False,
+                         rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                           original_max_position_embeddings=64)),
 }
+
+
+def config_words(cfg):
+    """The config line's `key value` pairs, rope_scaling's as rope_scaling_<key> value."""
+    words = []
+    for k, v in cfg.items():
+        if isinstance(v, dict):
+            words += [f"{k}_{kk} {vv}" for kk, vv in v.items()]
+        else:
+            words.append(f"{k} {v}")
+    return " ".join(words)
 
 
 def build(cfg):
@@ -106,7 +125,7 @@ def main():
                                     pad_token_id=0, eos_token_id=None).numpy()[:, PROMPT:]
         assert tokens.shape == (BATCH, NEW)
         out.append(f"model {name}")
-        out.append("config " + " ".join(f"{k} {v}" for k, v in cfg.items()))
+        out.append("config " + config_words(cfg))
         out.append(f"ids {BATCH} {SEQ} " + " ".join(str(int(v)) for v in ids.reshape(-1)))
         out.append(f"logits {BATCH} {SEQ} {cfg['vocab_size']}")
         h = hexes(logits)
