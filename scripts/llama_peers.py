@@ -5,12 +5,15 @@ sizes (vocabulary 32003, 4 layers, hidden 512, 8 query heads over 2 KV heads, Sw
 theta 500000, float32, batch 2, prompt 128; decode at position cache/2 of a cache of 256 or 2048).
 
 PyTorch runs on all cores in one process with a static KV cache (transformers' StaticCache) so a
-decode step's work does not depend on Python-side cache growth. JAX runs one jax.jit per step with
+decode step's work does not depend on Python-side cache growth; with --compile the forward and a
+decode step are each one torch.compile graph (the cache tensors marked static, as HF's generate
+compiles a static-cache decode). JAX runs one jax.jit per step with
 the cache donated (written in place by dynamic_update_slice), on one CPU device and on 8 devices
 (--xla_force_host_platform_device_count=8) with tessel's Megatron layout over a (2, 4) mesh.
 
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch        # PyTorch only (needs torch, transformers)
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile   # the same through torch.compile
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --bf16      # in bfloat16 (either mode)
   /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
   ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
 
@@ -39,38 +42,45 @@ def report(name, seconds, tokens):
     print(f"{name:40s} {seconds * 1e3:9.3f} ms {tokens / seconds:11.1f} tokens/s", flush=True)
 
 
-def run_torch(reps, compile_model):
+def run_torch(reps, compile_model, bf16):
     import torch
     import transformers
     from transformers import StaticCache
 
     c = CONFIG
+    dtype = torch.bfloat16 if bf16 else torch.float32
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(vocab_size=c["vocab"], hidden_size=c["hidden"], intermediate_size=c["intermediate"],
                                    num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
                                    num_key_value_heads=c["kv_heads"], head_dim=c["head_dim"], rope_theta=c["theta"],
                                    rms_norm_eps=c["eps"], max_position_embeddings=4096, tie_word_embeddings=False)
     cfg._attn_implementation = "eager"
-    model = transformers.LlamaForCausalLM(cfg).eval()
-    label = "torch_eager"
-    if compile_model:
-        model.forward = torch.compile(model.forward)
-        label = "torch_compile"
+    model = transformers.LlamaForCausalLM(cfg).eval().to(dtype)
+    label = "torch_compile" if compile_model else "torch_eager"
+    label += "_bf16" if dtype == torch.bfloat16 else ""
+    forward = torch.compile(model.forward, dynamic=False) if compile_model else model.forward
     print(f"# torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}")
     ids = torch.randint(0, c["vocab"], (BATCH, PROMPT))
     with torch.no_grad():
-        report(f"{label}_prefill", timed(lambda: model(ids), reps), BATCH * PROMPT)
+        report(f"{label}_prefill", timed(lambda: forward(ids), reps), BATCH * PROMPT)
         for room in (256, 2048):
             cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
+            model(ids[:, :8], cache=cache, use_cache=True)  # makes the cache's tensors
+            if compile_model:  # as generate compiles a static-cache decode: one graph, fixed addresses
+                for layer in cache.layers:
+                    for t in (layer.keys, layer.values):
+                        torch._dynamo.mark_static_address(t)
             pos = room // 2
             tok = torch.randint(0, c["vocab"], (BATCH, 1))
             position = torch.tensor([pos])
+            position_ids = position[None, :].expand(BATCH, 1)
 
-            def step():
-                model(tok, cache=cache, cache_position=position, use_cache=True)
+            def decode(t, p, pid):
+                return model(t, cache=cache, position_ids=pid, cache_position=p, use_cache=True).logits
 
-            report(f"{label}_decode/cache:{room}", timed(step, reps * 4), BATCH)
+            fn = torch.compile(decode, dynamic=False) if compile_model else decode
+            report(f"{label}_decode/cache:{room}", timed(lambda: fn(tok, position, position_ids), reps * 4), BATCH)
 
 
 def run_jax(reps, devices):
@@ -157,12 +167,13 @@ def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a.add_argument("--torch", action="store_true")
     a.add_argument("--compile", action="store_true", help="with --torch: torch.compile the model's forward")
+    a.add_argument("--bf16", action="store_true", help="with --torch: the model in bfloat16")
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
     args = a.parse_args()
     if args.torch:
-        run_torch(args.reps, args.compile)
+        run_torch(args.reps, args.compile, args.bf16)
     if args.jax:
         run_jax(args.reps, args.devices)
 

@@ -381,7 +381,12 @@ void check_top_k(std::string const& c) {
     CHECK(got_indices.shape() == Shape(at(c + " indices").shape));
     CHECK(got_indices.to_host() == want_indices);
     if constexpr (std::same_as<T, std::int32_t>) CHECK(eval(values).to_host() == want_values.as<std::int32_t>());
-    else CHECK(test::bitwise_equal(eval(astype<float>(values)).to_host(), want_values.as<float>()));
+    else {
+      auto const got = eval(astype<float>(values)).to_host();
+      auto const want = want_values.as<float>();
+      // (an empty k: bitwise_equal's memcmp must not see their null data)
+      CHECK((want.empty() ? got.empty() : test::bitwise_equal(got, want)));
+    }
   };
   check(one_device());
   for (auto const& mesh : test::all_meshes()) {
