@@ -1,6 +1,7 @@
 // A Llama 3-style decoder (models/llama.hpp) with random weights: vocabulary 32003, 4 layers,
-// hidden 512, 8 query heads over 2 KV heads (head_dim 64), SwiGLU 1536, rope theta 500000, float32,
-// batch 2; Megatron over 'mp' and the batch over 'dp' on the (2, 4) mesh, or one device.
+// hidden 512, 8 query heads over 2 KV heads (head_dim 64), SwiGLU 1536, rope theta 500000, float32
+// and bfloat16 (<bfloat16>), batch 2; Megatron over 'mp' and the batch over 'dp' on the (2, 4)
+// mesh, or one device.
 //
 //   BM_llama_prefill/<devices>           the forward of 2 x 128 prompt tokens into a fresh cache
 //   BM_llama_decode/<devices>/<cache>/<donated>
@@ -46,20 +47,22 @@ Tensor<std::int32_t> tokens(Mesh const& mesh, std::int64_t n, std::int64_t vocab
   return device_put(ids, Shape{batch, n}, NamedSharding(mesh, P()));
 }
 
+template <class T>
 void report(benchmark::State& state, ExecutionCounts const& before, ExecutionCounts const& after, double tokens,
-            models::KvCache<float> const& cache) {
+            models::KvCache<T> const& cache) {
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   double bytes = 0;
-  for (auto const& t : cache.kv) bytes += static_cast<double>(t.size()) * sizeof(float);
+  for (auto const& t : cache.kv) bytes += static_cast<double>(t.size()) * sizeof(T);
   state.counters["tokens_per_s"] = benchmark::Counter(tokens * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["collectives"] = static_cast<double>(collectives);
   state.counters["cache_MiB"] = bytes / (1 << 20);
 }
 
+template <class T>
 void BM_llama_prefill(benchmark::State& state) {
   auto const mesh = mesh_of(state.range(0));
-  auto const model = models::random_llama<float>(config(), mesh);
+  auto const model = models::random_llama<T>(config(), mesh);
   auto const ids = tokens(mesh, prompt_len, model.config.vocab);
   auto run = [&] {
     auto cache = models::make_cache(model, batch, prompt_len);
@@ -74,10 +77,11 @@ void BM_llama_prefill(benchmark::State& state) {
   report(state, before, after, static_cast<double>(batch * prompt_len), cache);
 }
 
+template <class T>
 void BM_llama_decode(benchmark::State& state) {
   auto const mesh = mesh_of(state.range(0));
   std::int64_t const room = state.range(1);
-  auto const model = models::random_llama<float>(config(), mesh);
+  auto const model = models::random_llama<T>(config(), mesh);
   auto cache = models::make_cache(model, batch, room);
   cache.length = room / 2;
   auto const step = models::jit_decode_step(model);
@@ -99,14 +103,22 @@ void BM_llama_decode(benchmark::State& state) {
   report(state, before, after, static_cast<double>(batch), cache);
 }
 
-BENCHMARK(BM_llama_prefill)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_llama_decode)
+BENCHMARK(BM_llama_prefill<float>)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_llama_decode<float>)
     ->Args({8, 256, 1})
     ->Args({8, 2048, 1})
     ->Args({8, 2048, 0})
     ->Args({1, 256, 1})
     ->Args({1, 2048, 1})
     ->Args({1, 2048, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_llama_prefill<bfloat16>)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_llama_decode<bfloat16>)
+    ->Args({8, 256, 1})
+    ->Args({8, 2048, 1})
+    ->Args({1, 256, 1})
+    ->Args({1, 2048, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
