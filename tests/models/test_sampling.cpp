@@ -56,6 +56,22 @@ TEST_CASE("top_p_logits keeps what HF's TopPLogitsWarper keeps", "[models][sampl
                  [p](Tensor<float> const& l) { return models::top_p_logits(l, p / 100.0); });
 }
 
+TEST_CASE("top_p_logits after top_k_logits sorts only the survivors, with the same result", "[models][sampling]") {
+  auto const& x = vectors().at("top_p logits");
+  for (auto const& mesh : test::all_meshes())
+    for (auto const& s : test::shardings_of(mesh, x.shape)) {
+      INFO(to_string(mesh) << " " << to_string(s.spec()));
+      auto filtered = models::top_k_logits(device_put(x.as<float>(), x.shape, s), 20);
+      for (double p : {0.5, 0.9}) {
+        auto const all = models::top_p_logits(filtered, p).to_host();
+        CHECK(test::bitwise_equal(models::top_p_logits(filtered, p, 1, 20).to_host(), all));
+        std::size_t finite = 0;
+        for (float v : all) finite += std::isfinite(v);
+        CHECK(finite < 4 * 20);  // (p cut some of the 20)
+      }
+    }
+}
+
 TEST_CASE("top_p_logits names a p out of range", "[models][sampling]") {
   auto l = device_put(std::vector<float>{1, 2, 3}, Shape{3}, NamedSharding(make_mesh({1}, {"x"}, {0}), P()));
   CHECK_THROWS_WITH(models::top_p_logits(l, 0.0), Catch::Matchers::ContainsSubstring("top_p_logits: p = 0 must be in (0, 1]"));
