@@ -13,7 +13,7 @@ the cache donated (written in place by dynamic_update_slice), on one CPU device 
 
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch        # PyTorch only (needs torch, transformers)
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile   # the same through torch.compile
-  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --bf16      # in bfloat16 (either mode)
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --bf16      # in bfloat16 (either mode; JAX too)
   /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
   ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
 
@@ -83,7 +83,7 @@ def run_torch(reps, compile_model, bf16):
             report(f"{label}_decode/cache:{room}", timed(lambda: fn(tok, position, position_ids), reps * 4), BATCH)
 
 
-def run_jax(reps, devices):
+def run_jax(reps, devices, bf16):
     if devices > 1:
         os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     import jax
@@ -100,13 +100,15 @@ def run_jax(reps, devices):
     split_kv = KV % mp == 0
     key = iter(jax.random.split(jax.random.PRNGKey(0), 64))
 
+    dt = jnp.bfloat16 if bf16 else jnp.float32
+
     def normal(shape, spec):
-        return jax.device_put(jax.random.normal(next(key), shape) * 0.02, NamedSharding(mesh, P(*spec)))
+        return jax.device_put((jax.random.normal(next(key), shape) * 0.02).astype(dt), NamedSharding(mesh, P(*spec)))
 
     kvs = (None, "mp", None) if split_kv else (None, None, None)
     params = dict(embed=normal((v_pad, E), ("mp", None)), head=normal((v_pad, E), ("mp", None)),
-                  norm=jnp.ones((E,)), layers=[dict(
-                      an=jnp.ones((E,)), mn=jnp.ones((E,)), wq=normal((E, H, D), (None, "mp", None)),
+                  norm=jnp.ones((E,), dt), layers=[dict(
+                      an=jnp.ones((E,), dt), mn=jnp.ones((E,), dt), wq=normal((E, H, D), (None, "mp", None)),
                       wk=normal((E, KV, D), kvs), wv=normal((E, KV, D), kvs), wo=normal((H, D, E), ("mp", None, None)),
                       wg=normal((E, F), (None, "mp")), wu=normal((E, F), (None, "mp")), wd=normal((F, E), ("mp", None)))
                       for _ in range(c["layers"])])
@@ -117,7 +119,7 @@ def run_jax(reps, devices):
 
     def rope(x, pos):  # x (b, s, h, d), pos (s,)
         ang = pos[:, None].astype(jnp.float32) * inv[None, :]
-        co, si = jnp.cos(ang)[:, None, :], jnp.sin(ang)[:, None, :]
+        co, si = jnp.cos(ang)[:, None, :].astype(dt), jnp.sin(ang)[:, None, :].astype(dt)
         x1, x2 = x[..., :D // 2], x[..., D // 2:]
         return jnp.concatenate([x1 * co - x2 * si, x2 * co + x1 * si], -1)
 
@@ -135,7 +137,7 @@ def run_jax(reps, devices):
             vc = jax.lax.dynamic_update_slice_in_dim(cache[2 * l + 1], v, offset, 1)
             new += [kc, vc]
             kr, vr = jnp.repeat(kc, H // KV, 2), jnp.repeat(vc, H // KV, 2)
-            sc = jnp.einsum("bshd,bthd->bhst", q, kr) / np.sqrt(D)
+            sc = jnp.einsum("bshd,bthd->bhst", q, kr) / jnp.asarray(np.sqrt(D), dt)
             t = jnp.arange(kc.shape[1])
             sc = jnp.where(t[None, None, None, :] <= pos[None, None, :, None], sc, -jnp.inf)
             o = jnp.einsum("bhst,bthd->bshd", jax.nn.softmax(sc, -1), vr)
@@ -146,9 +148,10 @@ def run_jax(reps, devices):
 
     step = jax.jit(forward, donate_argnums=(3,))
     cache_spec = NamedSharding(mesh, P("dp", None, "mp", None) if split_kv else P("dp"))
-    print(f"# jax {jax.__version__}, {devices} CPU device(s), {platform.processor() or platform.machine()}")
+    print(f"# jax {jax.__version__}, {devices} CPU device(s), {'bfloat16' if bf16 else 'float32'}, "
+          f"{platform.processor() or platform.machine()}")
     for room in (256, 2048):
-        cache = [jax.device_put(jnp.zeros((BATCH, room, KV, D)), cache_spec) for _ in range(2 * c["layers"])]
+        cache = [jax.device_put(jnp.zeros((BATCH, room, KV, D), dt), cache_spec) for _ in range(2 * c["layers"])]
         ids = jnp.zeros((BATCH, PROMPT), jnp.int32)
         if room == 256:
             prefill = lambda: jax.block_until_ready(step(params, ids, 0, [jnp.copy(t) for t in cache])[0])  # noqa: E731
@@ -167,7 +170,7 @@ def main():
     a = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     a.add_argument("--torch", action="store_true")
     a.add_argument("--compile", action="store_true", help="with --torch: torch.compile the model's forward")
-    a.add_argument("--bf16", action="store_true", help="with --torch: the model in bfloat16")
+    a.add_argument("--bf16", action="store_true", help="the model in bfloat16 (PyTorch and JAX)")
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
@@ -175,7 +178,7 @@ def main():
     if args.torch:
         run_torch(args.reps, args.compile, args.bf16)
     if args.jax:
-        run_jax(args.reps, args.devices)
+        run_jax(args.reps, args.devices, args.bf16)
 
 
 if __name__ == "__main__":
