@@ -11,11 +11,11 @@
 // heads, the output projection's rows and the MLP's hidden units are split over mp (one
 // all-reduce after attention, one after the MLP, per layer), the vocabulary over mp in the
 // embedding and the LM head. Key/value heads are split over mp when mp divides their number (each
-// device repeats its own KV heads for their query groups inside attention). When it does not (2 KV
-// heads on mp = 4), each KV head's weights are repeated for its query heads at load time and split
-// over mp like the query heads, as Megatron and vLLM give each device the KV heads its query heads
-// share: a device computes and caches only those, and attention needs no repeat. Either way no
-// weight or cache is ever gathered. The KV cache follows the KV projections' layout.
+// device's query heads meet their KV heads in grouped dots inside attention). When it does not (2 KV
+// heads on mp = 4), each KV head's weights are repeated at load time until mp divides them (to 4)
+// and split over mp, as Megatron and vLLM give each device the KV heads its query heads share: a
+// device computes and caches only those, and attention groups its query heads on them. Either way
+// no weight or cache is ever gathered. The KV cache follows the KV projections' layout.
 //
 // Generation: prefill writes the prompt's keys and values into a preallocated cache with
 // dynamic_update_slice and returns its logits; each decode step writes one position and attends
@@ -28,6 +28,7 @@
 #include <format>
 #include <limits>
 #include <numbers>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -80,10 +81,15 @@ struct LlamaShardings {
         hidden_cols(m, P(None, "mp")),
         hidden_rows(m, P("mp", None)),
         cache(m, P("dp", None, "mp", None)) {}
-  // How many times each KV head's weights are repeated: 1 when mp divides the KV heads, else as
-  // many as the query heads it serves (see above).
+  // How many times each KV head's weights are repeated: 1 when mp divides the KV heads, else until
+  // mp does (lcm(KV heads, mp) heads, each device holding the KV heads its query heads use: 2 KV
+  // heads on mp 4 become 4, each serving 2 query heads), or, when that does not divide the query
+  // heads, once per query head it serves.
   static std::int64_t kv_repeats(Mesh const& m, LlamaConfig const& c) {
-    return c.kv_heads % m.axis_size("mp") == 0 ? 1 : c.heads / c.kv_heads;
+    std::int64_t const mp = m.axis_size("mp");
+    if (c.kv_heads % mp == 0) return 1;
+    std::int64_t const heads = std::lcm(c.kv_heads, mp);
+    return c.heads % heads == 0 ? heads / c.kv_heads : c.heads / c.kv_heads;
   }
 };
 
@@ -172,13 +178,25 @@ inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const
   return dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
 };
 
-// The same with k and v holding fewer (KV) heads, each repeated for its query group (HF's
-// repeat_kv; local to each device when mp splits the KV heads).
+// The same with k and v holding fewer (KV) heads, each serving its group of query heads (HF's
+// repeat_kv, without its copies): the queries are viewed as (b, s, KV, G, d) and each KV head meets
+// its G query heads in one batched dot, as JAX's grouped einsum does. Repeating k and v instead
+// copied the whole cache G times in every decode step. Local to each device when mp splits the KV
+// heads (a reshape of the heads split over mp keeps the split on the KV dimension).
 template <class T, class Q, class Offset>
 Tensor<T> attend(Q const& q, Tensor<T> const& k, Tensor<T> const& v, Offset const& offset) {
-  std::int64_t const rep = q.shape()[2] / k.shape()[2];
-  if (rep == 1) return attend_heads(q, k, v, offset);
-  return attend_heads(q, repeat(k, rep, 2), repeat(v, rep, 2), offset);
+  Shape const qs = q.shape();
+  std::int64_t const kv = k.shape()[2], group = qs[2] / kv;
+  if (group == 1) return attend_heads(q, k, v, offset);
+  auto grouped = reshape(q, {qs[0], qs[1], kv, group, qs[3]});
+  DotDims qk{{4}, {3}, {0, 2}, {0, 2}};  // -> (b, KV, s, G, t)
+  DotDims pv{{4}, {1}, {0, 1}, {0, 2}};  // (b, KV, s, G, t) . (b, t, KV, d) -> (b, KV, s, G, d)
+  auto scores = dot_general(grouped, k, qk) * (1.0 / std::sqrt(static_cast<double>(qs[3])));
+  Shape const ss = scores.shape();
+  auto visible = iota<std::int32_t>(ss, 4) <= iota<std::int32_t>(ss, 2) + offset;
+  float const ninf = -std::numeric_limits<float>::infinity();
+  auto out = dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
+  return Tensor<T>(reshape(transpose(out, {0, 1, 3, 2, 4}), {qs[0], qs[2], qs[1], qs[3]}));  // (b, H, s, d)
 }
 
 // The output projection (b, H, s, d) . (H, d, e) -> (b, s, e): a sum over the heads each device holds.
