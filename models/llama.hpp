@@ -346,10 +346,12 @@ namespace llama {
 // The forward of token ids (batch, seq) at positions offset + [0, seq), where offset is a C++ int
 // or a 0-d int32 tensor (a recorded decode step's argument). With caches (KvCache::kv's layout),
 // the new keys and values are written into them and attention reads them up to each position;
-// without, attention reads the sequence's own keys.
+// without, attention reads the sequence's own keys. logits_to_keep > 0: the logits of the last
+// that many positions only (HF's logits_to_keep: a prefill needs the last one, and the LM head is
+// the largest GEMM of a short sequence's forward).
 template <class T, class Offset>
 Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset const& offset,
-                     std::vector<Tensor<T>>* caches) {
+                     std::vector<Tensor<T>>* caches, std::int64_t logits_to_keep = 0) {
   LlamaConfig const& c = m.config;
   double const eps = c.rms_eps;
   std::int64_t const seq = ids.shape()[1];
@@ -373,20 +375,24 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
     }
     x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }
+  if (logits_to_keep > 0 && logits_to_keep < seq) x = Tensor<T>(slice_in_dim(x, seq - logits_to_keep, seq, 1));
   return dot_general(rms_norm(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
 }
 }  // namespace llama
 
-// The forward of token ids (batch, seq): logits (batch, seq, vocab). With a cache, at positions
-// cache.length + [0, seq): the new keys and values are written into it and length advances.
+// The forward of token ids (batch, seq): logits (batch, seq, vocab), or of the last logits_to_keep
+// positions when it is > 0. With a cache, at positions cache.length + [0, seq): the new keys and
+// values are written into it and length advances.
 template <class T>
-Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr) {
-  if (cache == nullptr) return llama::forward_at(m, ids, 0, static_cast<std::vector<Tensor<T>>*>(nullptr));
+Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr,
+                  std::int64_t logits_to_keep = 0) {
+  if (cache == nullptr)
+    return llama::forward_at(m, ids, 0, static_cast<std::vector<Tensor<T>>*>(nullptr), logits_to_keep);
   std::int64_t const seq = ids.shape()[1], room = cache->kv.empty() ? 0 : cache->kv[0].shape()[1];
   if (cache->length + seq > room)
     throw Error(std::format("llama forward: positions {}..{} run past the cache's {}", cache->length,
                             cache->length + seq - 1, room));
-  Tensor<T> logits = llama::forward_at(m, ids, static_cast<int>(cache->length), &cache->kv);
+  Tensor<T> logits = llama::forward_at(m, ids, static_cast<int>(cache->length), &cache->kv, logits_to_keep);
   cache->length += seq;
   return logits;
 }
@@ -419,12 +425,10 @@ Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& pro
   auto const step = jit_decode_step(m);  // recorded by the first decode step, replayed by the others
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
   donate(cache.kv);
-  Tensor<T> logits = forward(m, prompt, &cache);
+  Tensor<T> logits = forward(m, prompt, &cache, 1);  // the prompt's last logits only
   NamedSharding const whole(m.mesh, P());
   for (std::int64_t t = 0; t < steps; ++t) {
-    std::int64_t const last = t == 0 ? len - 1 : 0;
-    auto const final = slice_in_dim(logits, last, last + 1, 1);
-    Tensor<std::int32_t> next = pick_token(Tensor<T>(final), sampling, static_cast<std::uint32_t>(t));
+    Tensor<std::int32_t> next = pick_token(logits, sampling, static_cast<std::uint32_t>(t));  // (batch, 1)
     auto host = process_allgather(next);  // every process picks the same tokens
     for (std::int64_t b = 0; b < batch; ++b) out[static_cast<std::size_t>(b * steps + t)] = host[static_cast<std::size_t>(b)];
     if (t + 1 == steps) break;

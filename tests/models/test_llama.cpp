@@ -121,6 +121,14 @@ TEST_CASE("Llama-family models from safetensors give Hugging Face's logits on si
       auto logits = models::forward(m, ids);
       REQUIRE(logits.shape() == Shape{r.batch, r.seq, r.vocab});
       CHECK(relative_error(process_allgather(logits), r.logits) < 1e-4);
+      // The last 3 positions' logits only (HF's logits_to_keep): HF's last 3 rows.
+      auto tail = process_allgather(models::forward(m, ids, static_cast<models::KvCache<float>*>(nullptr), 3));
+      std::vector<float> want_tail;
+      for (std::int64_t b = 0; b < r.batch; ++b)
+        for (std::int64_t t = r.seq - 3; t < r.seq; ++t)
+          for (std::int64_t v = 0; v < r.vocab; ++v) want_tail.push_back(r.logits[static_cast<std::size_t>((b * r.seq + t) * r.vocab + v)]);
+      REQUIRE(tail.size() == want_tail.size());
+      CHECK(relative_error(tail, want_tail) < 1e-4);
       // With a cache, in two pieces: the same logits.
       auto cache = models::make_cache(m, r.batch, 16);
       auto first = models::forward(m, eval(slice_in_dim(ids, 0, 7, 1)), &cache);
