@@ -3,7 +3,9 @@
 // and bfloat16 (<bfloat16>), batch 2; Megatron over 'mp' and the batch over 'dp' on the (2, 4)
 // mesh, or one device.
 //
-//   BM_llama_prefill/<devices>           the forward of 2 x 128 prompt tokens into a fresh cache
+//   BM_llama_prefill/<devices>/<kept>    the forward of 2 x 128 prompt tokens into a fresh cache,
+//                                        with the logits of every position (kept 0) or of the
+//                                        last one (kept 1: what generate's prefill computes)
 //   BM_llama_decode/<devices>/<cache>/<donated>
 //                                        one decode step, the recorded program models::generate
 //                                        replays per token, with a cache of <cache> positions (the
@@ -66,7 +68,7 @@ void BM_llama_prefill(benchmark::State& state) {
   auto const ids = tokens(mesh, prompt_len, model.config.vocab);
   auto run = [&] {
     auto cache = models::make_cache(model, batch, prompt_len);
-    models::forward(model, ids, &cache).block_until_ready();
+    models::forward(model, ids, &cache, state.range(1)).block_until_ready();
     return cache;
   };
   (void)run();  // plans
@@ -103,7 +105,12 @@ void BM_llama_decode(benchmark::State& state) {
   report(state, before, after, static_cast<double>(batch), cache);
 }
 
-BENCHMARK(BM_llama_prefill<float>)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_llama_prefill<float>)
+    ->Args({8, 0})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_llama_decode<float>)
     ->Args({8, 256, 1})
     ->Args({8, 2048, 1})
@@ -113,7 +120,12 @@ BENCHMARK(BM_llama_decode<float>)
     ->Args({1, 2048, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_llama_prefill<bfloat16>)->Arg(8)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_llama_prefill<bfloat16>)
+    ->Args({8, 0})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_llama_decode<bfloat16>)
     ->Args({8, 256, 1})
     ->Args({8, 2048, 1})

@@ -64,6 +64,8 @@ def run_torch(reps, compile_model, bf16):
     ids = torch.randint(0, c["vocab"], (BATCH, PROMPT))
     with torch.no_grad():
         report(f"{label}_prefill", timed(lambda: forward(ids), reps), BATCH * PROMPT)
+        # generate's prefill: the last position's logits only (bench_llama's BM_llama_prefill/1/1)
+        report(f"{label}_prefill_last", timed(lambda: forward(ids, logits_to_keep=1), reps), BATCH * PROMPT)
         for room in (256, 2048):
             cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
             model(ids[:, :8], cache=cache, use_cache=True)  # makes the cache's tensors
