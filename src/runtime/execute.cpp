@@ -130,13 +130,17 @@ void round_shards(TensorImpl const& wide, TensorImpl const& out, char const* lab
 }
 
 // float32 values rounded once to a 16-bit float (a 16-bit dot's partial sums, all-reduced in
-// float32), in the same shards: replicas sharing a buffer share the rounded one.
+// float32), in the same shards: replicas sharing a buffer share the rounded one. (Buffers are told
+// apart as TensorImpl::owns_buffer does: an empty shard's pointer may be where the next shard's
+// buffer starts, so it shares nothing.)
 ImplPtr rounded(TensorImpl const& wide, DType to, char const* label) {
   std::vector<std::size_t> owner(wide.shards.size());
   for (std::size_t p = 0; p < owner.size(); ++p) {
     owner[p] = p;
-    for (std::size_t q = 0; q < p && wide.shards[p].addressable; ++q)
-      if (wide.shards[q].addressable && wide.shards[p].memory && wide.shards[q].memory == wide.shards[p].memory) {
+    auto const& s = wide.shards[p];
+    if (!s.addressable || wide.owns_buffer(p)) continue;
+    for (std::size_t q = 0; q < p; ++q)
+      if (wide.shards[q].addressable && wide.shards[q].bytes.size() != 0 && wide.shards[q].bytes.data() == s.bytes.data()) {
         owner[p] = q;
         break;
       }

@@ -341,6 +341,17 @@ TEST_CASE("bfloat16 and float16 dots: float sums rounded once; preferred_element
       require_close(p_host, wide_host);
     }
   }
+  {  // a reduce-scatter onto an uneven result: an empty shard (3 columns over 4) before buffers of their own
+    Mesh const mesh = make_mesh({2, 4}, {"a", "b"});
+    Tensor<bfloat16> b3 = astype<bfloat16>(random::normal(PRNGKey(3), Shape{40, 3}));
+    auto x = device_put(a, NamedSharding(mesh, P(None, "a"))), y = device_put(b3, NamedSharding(mesh, P("a", None)));
+    NamedSharding const uneven(mesh, P("a", "b"));
+    CHECK(plan_of(with_sharding_constraint(matmul(x, y), uneven)).count(plan::Collective::reduce_scatter) == 1);
+    auto got = Tensor<bfloat16>(with_sharding_constraint(matmul(x, y), uneven)).to_host();
+    auto const p_host = Tensor<float>(with_sharding_constraint(matmul(x, y, preferred_element_type<float>), uneven)).to_host();
+    REQUIRE(got.size() == p_host.size());
+    for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i].bits == bfloat16(p_host[i]).bits);
+  }
 }
 
 TEST_CASE("bfloat16 and float16 attention dots: batch dimensions between the others, transposed and permuted operands",
