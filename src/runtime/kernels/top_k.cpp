@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "tessel/plan/reshard.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
@@ -45,8 +46,9 @@ T last_in_order() {
 constexpr std::int32_t no_index = std::numeric_limits<std::int32_t>::max();
 
 // One row's selection. Its input is `n` values `stride` apart, with their indices `stride` apart
-// in `in_index` or, when that is null, `first + j`; its k best go to `value` / `index` (`stride`
-// apart), best first: larger in the order, then the smaller index.
+// in `in_index` or, when that is null, `first + j`; its k best go to `value` / `index` (also
+// `stride` apart: the input's block and the output's differ only along the axis), best first:
+// larger in the order, then the smaller index.
 template <class T>
 struct Row {
   T* value;
@@ -82,17 +84,17 @@ struct Row {
   KOKKOS_INLINE_FUNCTION void select(T const* in, std::int32_t const* in_index, std::int64_t first, std::int64_t n,
                                      T pad) const {
     auto index_of = [&](std::int64_t j) {
-      return in_index != nullptr ? in_index[j * stride_in] : static_cast<std::int32_t>(first + j);
+      return in_index != nullptr ? in_index[j * stride] : static_cast<std::int32_t>(first + j);
     };
     std::int64_t const filled = n < k ? n : k;
     for (std::int64_t j = 0; j < k; ++j) {
-      value[j * stride] = j < filled ? in[j * stride_in] : pad;
+      value[j * stride] = j < filled ? in[j * stride] : pad;
       index[j * stride] = j < filled ? index_of(j) : no_index;
     }
     if (k == 0) return;
     for (std::int64_t j = k / 2; j-- > 0;) sift_down(j, k);
     for (std::int64_t j = filled; j < n; ++j) {
-      T const v = in[j * stride_in];
+      T const v = in[j * stride];
       std::int32_t const i = index_of(j);
       if (!better(order_key(v), i, order_key(value[0]), index[0])) continue;
       value[0] = v;
@@ -104,7 +106,6 @@ struct Row {
       sift_down(0, end);
     }
   }
-  std::int64_t stride_in;
 };
 
 // Every row of every local block of `in` (along `axis`), into `value` / `index`, whose blocks are
@@ -130,7 +131,7 @@ void select_blocks(TensorImpl const& in, TensorImpl const* in_index, std::size_t
     auto* dst_index = reinterpret_cast<std::int32_t*>(index.shards[pos].bytes.data());
     for_each_index(device(value.shards[pos].device), label, rows, rows * (n + k), KOKKOS_LAMBDA(std::int64_t r) {
       std::int64_t const o = r / inner, q = r % inner;
-      Row<T> const row{dst + o * k * inner + q, dst_index + o * k * inner + q, k, inner, inner};
+      Row<T> const row{dst + o * k * inner + q, dst_index + o * k * inner + q, k, inner};
       row.select(src + o * n * inner + q, src_index != nullptr ? src_index + o * n * inner + q : nullptr, first, n, pad);
     });
   }
@@ -176,8 +177,7 @@ void top_k_kernel(plan::Plan const& plan, plan::Step const& step, RunState& stat
   // Candidates: the longest block's length when shorter than k (a full sort sends no padding).
   std::int64_t const longest = in.sharding.block_shape(in.shape)[axis];
   std::int64_t const per_device = longest < n.shape[axis] ? longest : n.shape[axis];
-  std::int64_t group = 1;
-  for (auto a : np.collective_axes) group *= in.sharding.mesh().axes().size(a);
+  std::int64_t const group = plan::group_size(in.sharding.mesh().axes(), np.collective_axes);
   Shape candidates = n.shape;
   candidates[axis] = per_device * group;
   auto value = TensorImpl::allocate(candidates, in.dtype, in.sharding);
