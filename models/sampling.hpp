@@ -12,14 +12,37 @@
 
 namespace tessel::models {
 
+namespace sampling {
+// logits with every one below `cut` (broadcast along the last axis) set to -inf.
+template <class T, class Cut>
+Tensor<T> below_to_ninf(Tensor<T> const& logits, Cut const& cut) {
+  return Tensor<T>(where(logits < cut, -std::numeric_limits<float>::infinity(), logits));
+}
+
+// top_p_logits' cut from `best`, n logits per row holding every finite one of `logits` (the row
+// itself, or its largest after a top-k filter), in any order.
+template <class T>
+Tensor<T> top_p_among(Tensor<T> const& logits, Tensor<T> const& best, double p, std::int64_t min_keep) {
+  if (!(p > 0 && p <= 1)) throw Error(std::format("top_p_logits: p = {} must be in (0, 1]", p));
+  auto const rank = static_cast<int>(best.shape().size());
+  std::int64_t const n = best.shape()[static_cast<std::size_t>(rank - 1)];
+  min_keep = std::min(std::max<std::int64_t>(min_keep, 1), n);
+  Tensor<T> const ascending = -lax::top_k(-best, n).first;  // smallest first, ties in index order
+  auto const removed = cumsum(softmax(ascending), -1) <= 1.0 - p;
+  // The last min_keep stay whatever their sum: positions n - min_keep onwards.
+  auto const kept = where(iota<std::int32_t>(ascending.shape(), rank - 1) >= static_cast<std::int32_t>(n - min_keep),
+                          ascending, where(removed, std::numeric_limits<float>::infinity(), ascending));
+  return below_to_ninf(logits, min(kept, -1, true));
+}
+}  // namespace sampling
+
 // TopKLogitsWarper: every logit below the k-th largest of its row becomes -inf (ties with it are
 // kept). k is at least `min_keep` and at most the vocabulary.
 template <class T>
 Tensor<T> top_k_logits(Tensor<T> const& logits, std::int64_t k, std::int64_t min_keep = 1) {
   std::int64_t const vocab = logits.shape()[logits.shape().size() - 1];
   k = std::min(std::max(k, min_keep), vocab);
-  auto const kth = slice_in_dim(lax::top_k(logits, k).first, k - 1, k, -1);
-  return Tensor<T>(where(logits < kth, -std::numeric_limits<float>::infinity(), logits));
+  return sampling::below_to_ninf(logits, slice_in_dim(lax::top_k(logits, k).first, k - 1, k, -1));
 }
 
 // TopPLogitsWarper: keeps the fewest largest logits whose probabilities sum to more than p (at
@@ -33,20 +56,9 @@ Tensor<T> top_k_logits(Tensor<T> const& logits, std::int64_t k, std::int64_t min
 // sort are left out of the sum).
 template <class T>
 Tensor<T> top_p_logits(Tensor<T> const& logits, double p, std::int64_t min_keep = 1, std::int64_t candidates = 0) {
-  if (!(p > 0 && p <= 1)) throw Error(std::format("top_p_logits: p = {} must be in (0, 1]", p));
   std::int64_t const vocab = logits.shape()[logits.shape().size() - 1];
   std::int64_t const n = candidates > 0 ? std::min(candidates, vocab) : vocab;
-  min_keep = std::min(std::max<std::int64_t>(min_keep, 1), n);
-  // The n largest, smallest first (ties in index order).
-  Tensor<T> const best = n < vocab ? Tensor<T>(lax::top_k(logits, n).first) : logits;
-  Tensor<T> const ascending = -lax::top_k(-best, n).first;
-  auto const removed = cumsum(softmax(ascending), -1) <= 1.0 - p;
-  // The last min_keep stay whatever their sum: positions n - min_keep onwards.
-  auto const rank = static_cast<int>(ascending.shape().size());
-  auto const kept = where(iota<std::int32_t>(ascending.shape(), rank - 1) >= static_cast<std::int32_t>(n - min_keep),
-                          ascending, where(removed, std::numeric_limits<float>::infinity(), ascending));
-  auto const cut = min(kept, -1, true);
-  return Tensor<T>(where(logits < cut, -std::numeric_limits<float>::infinity(), logits));
+  return sampling::top_p_among(logits, n < vocab ? Tensor<T>(lax::top_k(logits, n).first) : logits, p, min_keep);
 }
 
 // How generate picks each token: greedy (temperature 0: the argmax of the logits), or drawn from
@@ -65,8 +77,14 @@ template <class T>
 Tensor<std::int32_t> pick_token(Tensor<T> const& logits, Sampling const& s, std::uint32_t step) {
   if (s.temperature <= 0) return Tensor<std::int32_t>(argmax(logits, -1));
   Tensor<T> scaled(logits * (1.0 / s.temperature));
-  if (s.top_k > 0) scaled = top_k_logits(scaled, s.top_k);
-  if (s.top_p < 1.0) scaled = top_p_logits(scaled, s.top_p, 1, s.top_k);  // sorts only top_k's survivors
+  if (s.top_k > 0) {  // one selection of the k largest serves both warpers (top_k_logits, top_p_logits' candidates)
+    std::int64_t const k = std::min(s.top_k, scaled.shape()[scaled.shape().size() - 1]);
+    Tensor<T> const best(lax::top_k(scaled, k).first);
+    scaled = sampling::below_to_ninf(scaled, slice_in_dim(best, k - 1, k, -1));
+    if (s.top_p < 1.0) scaled = sampling::top_p_among(scaled, best, s.top_p, 1);
+  } else if (s.top_p < 1.0) {
+    scaled = top_p_logits(scaled, s.top_p);
+  }
   return Tensor<std::int32_t>(random::categorical(random::fold_in(s.key, step), scaled));
 }
 
