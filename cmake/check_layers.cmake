@@ -1,6 +1,8 @@
 # Layers only look down: core -> expr -> plan -> runtime -> tools (docs/design.md). A header under
 # include/tessel/LAYER/ or a source under src/LAYER/ may include tessel/L/ only for a layer L at or
-# below its own; library sources include nothing from bench/, examples/ or apps/.
+# below its own; library sources include nothing from bench/, examples/ or apps/. The layers below
+# the runtime (core, expr, plan) include no <Kokkos_Core.hpp>, only Kokkos' macro and math headers:
+# the planner runs in the compiler (static_jit) and must not depend on the runtime.
 #   cmake -DROOT=<checkout> -P cmake/check_layers.cmake
 # Fails naming every file that includes a layer above its own, and the include.
 if(NOT ROOT)
@@ -29,6 +31,9 @@ foreach(layer IN LISTS layers)
           list(APPEND violations
                "${shown} (layer ${layer}) includes tessel/${target}/${header}: ${layer} may include only ${allowed}")
         endif()
+      elseif(line MATCHES "[\"<]Kokkos_Core\\.hpp[\">]" AND own LESS 3)
+        list(APPEND violations
+             "${shown} (layer ${layer}) includes Kokkos_Core.hpp: core, expr and plan include only Kokkos' macros and math (Kokkos_Macros.hpp, Kokkos_MathematicalFunctions.hpp, ...)")
       elseif(line MATCHES "[\"<]tessel/tessel\\.hpp[\">]")
         list(APPEND violations "${shown} (layer ${layer}) includes tessel/tessel.hpp, which includes every layer")
       elseif(line MATCHES "\"([^\"]+)\"")

@@ -22,7 +22,7 @@
 #include "tessel/expr/view.hpp"
 #include "tessel/expr/broadcast.hpp"
 #include "tessel/expr/concatenate.hpp"
-#include "tessel/expr/argreduce.hpp"
+#include "tessel/expr/arg_reduce.hpp"
 #include "tessel/expr/manual_collective.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"

@@ -14,32 +14,6 @@
 
 namespace tessel::plan {
 
-namespace {
-
-std::int64_t block_elements(NamedSharding const& s, Shape const& shape) { return s.block_shape(shape).num_elements(); }
-
-}  // namespace
-
-GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out_block) {
-  GemmDims g;
-  std::size_t const nb = dims.lhs_batch.size();
-  std::size_t const lhs_free = lhs_block.size() - nb - dims.lhs_contract.size();
-  for (std::size_t d = 0; d < out_block.size(); ++d) (d < nb ? g.batch : d < nb + lhs_free ? g.m : g.n) *= out_block[d];
-  for (auto c : dims.lhs_contract) g.k *= lhs_block[c];
-  return g;
-}
-
-double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
-                  std::int64_t first_read_block) {
-  if (step.kind != StepKind::kernel) return 0;
-  NodeKind kind = plan.graph[static_cast<std::size_t>(step.node)].kind;
-  if (kind == NodeKind::dot) return 2.0 * static_cast<double>(cost.batch * cost.m * cost.n) * static_cast<double>(cost.k);
-  if (computed(kind) != Computed::kernel)
-    return static_cast<double>(cost.ops.size()) * static_cast<double>(largest_block);
-  if (cost.kind == "scan" || cost.kind == "arg_reduce") return static_cast<double>(first_read_block);
-  return 0;
-}
-
 std::vector<std::vector<int>> step_groups(Step const& step) {
   bool grouped = step.kind == StepKind::collective || step.kind == StepKind::exchange;
   if (!grouped || !step.to) return {};
@@ -68,7 +42,7 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
   // The sharding each value slot holds at this point of the run.
   std::vector<std::optional<NamedSharding>> held(std::max(plan.slots, g.size()));
   for (std::size_t i = 0; i < g.size(); ++i)
-    if (g[i].kind == NodeKind::tensor && g[i].sharding && !held[static_cast<std::size_t>(plan.slot[i])])
+    if (computed(g[i].kind) == Computed::leaf && g[i].sharding && !held[static_cast<std::size_t>(plan.slot[i])])
       held[static_cast<std::size_t>(plan.slot[i])] = g[i].sharding;
 
   std::vector<InstructionCost> costs;
@@ -78,39 +52,28 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
     c.kind = step.name;
     c.estimate_us = step.estimate_us;
     GraphNode const& n = g[static_cast<std::size_t>(step.node)];
-    std::int64_t largest = 0, first_read = -1;
+    StepBlocks blocks;
     for (int o : step.operands) {
       auto const& s = held[static_cast<std::size_t>(o)];
       if (!s) continue;  // a scalar
       GraphNode const& read = g[plan.node_of_slot(o)];
-      std::int64_t e = block_elements(*s, read.shape);
-      c.bytes_read += static_cast<double>(e) * static_cast<double>(read.dtype_bytes);
-      largest = std::max(largest, e);
-      if (first_read < 0) first_read = e;
+      Shape const& block = blocks.reads.emplace_back(s->block_shape(read.shape));
+      c.bytes_read += static_cast<double>(block.num_elements()) * static_cast<double>(read.dtype_bytes);
     }
     auto made = made_sharding(plan, step);
     if (made) {
-      std::int64_t e = block_elements(*made, n.shape);
+      blocks.made = made->block_shape(n.shape);
       // A view makes no data: the same blocks, read as another shape.
-      if (step.kind != StepKind::view) c.bytes_written = static_cast<double>(e) * static_cast<double>(n.dtype_bytes);
+      if (step.kind != StepKind::view)
+        c.bytes_written = static_cast<double>(blocks.made->num_elements()) * static_cast<double>(n.dtype_bytes);
       else c.bytes_read = 0;
-      largest = std::max(largest, e);
       if (!made->layout().even(n.shape)) c.blocks = block_shapes_text(*made, n.shape);
       c.devices.assign(made->mesh().device_ids().begin(), made->mesh().device_ids().end());
     }
-    if (step.kind == StepKind::kernel) {
-      c.ops = step.ops;
-      if (n.kind == NodeKind::dot && step.operands.size() == 2 && made && held[static_cast<std::size_t>(step.operands[0])]) {
-        int lhs = step.operands[0];
-        auto dims = gemm_dims(n.dot, held[static_cast<std::size_t>(lhs)]->block_shape(g[plan.node_of_slot(lhs)].shape),
-                              made->block_shape(n.shape));
-        c.batch = dims.batch;
-        c.m = dims.m;
-        c.n = dims.n;
-        c.k = dims.k;
-      }
-    }
-    c.flops = flop_count(plan, step, c, largest, std::max<std::int64_t>(first_read, 0));
+    if (step.kind == StepKind::kernel) c.ops = step.ops;
+    StepWork const work = step_work(plan, step, blocks);
+    c.flops = work.flops;
+    if (work.gemm) c.batch = work.gemm->batch, c.m = work.gemm->m, c.n = work.gemm->n, c.k = work.gemm->k;
     // The planner prices communication only; a kernel's estimate is the model's roofline.
     if (step.kind == StepKind::kernel) c.estimate_us += cost_model().kernel_us(c.flops, c.bytes_read + c.bytes_written);
     c.groups = step_groups(step);

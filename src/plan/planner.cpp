@@ -11,3 +11,13 @@ Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostM
 }
 
 }  // namespace tessel::plan
+
+namespace tessel::plan {
+
+StepWork step_work(Plan const& plan, Step const& step, StepBlocks const& blocks) {
+  if (step.kind != StepKind::kernel) return {};
+  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  return rules_for(n.kind).work(n, step, blocks);
+}
+
+}  // namespace tessel::plan

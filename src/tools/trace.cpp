@@ -101,39 +101,29 @@ class TraceWriter final : public StepObserver {
     if (!made) return;
     double ts = std::chrono::duration<double, std::micro>(start_ - origin_).count();
     double dur = std::chrono::duration<double, std::micro>(end - start_).count();
-    plan::InstructionCost cost;
-    cost.kind = step.name;
-    if (step.kind == plan::StepKind::kernel) cost.ops = step.ops;
     auto groups = plan::step_groups(step);
     auto axes = plan::step_axes(step);
-    plan::GraphNode const& node = plan.graph[static_cast<std::size_t>(step.node)];
     for (auto const& out : made->shards) {
       if (!out.addressable) continue;
       int const d = out.device;
-      // What this device read and wrote, and the blocks the flop count takes.
+      // What this device read and wrote, and the blocks its op's work is counted from.
       double read = 0, written = 0;
-      std::int64_t largest = out.index.num_elements(), first_read = -1;
+      plan::StepBlocks blocks;
+      blocks.made = out.index.extent();
       for (auto const& in : inputs_) {
         ShardBuffer const* s = in ? shard_on(*in, d) : nullptr;
         if (!s) continue;
         read += static_cast<double>(s->bytes.size());
-        largest = std::max(largest, s->index.num_elements());
-        if (first_read < 0) first_read = s->index.num_elements();
+        blocks.reads.push_back(s->index.extent());
       }
       if (step.kind == plan::StepKind::view) read = 0;  // the same blocks, seen as another shape
       else written = static_cast<double>(out.bytes.size());
-      nlohmann::json args{{"step", k},          {"call", calls_},         {"kind", cost.kind},
+      nlohmann::json args{{"step", k},          {"call", calls_},         {"kind", step.name},
                           {"bytes_read", read}, {"bytes_written", written}, {"estimate_us", step.estimate_us}};
-      if (step.kind == plan::StepKind::kernel) {
-        args["ops"] = cost.ops;
-        ShardBuffer const* lhs = !inputs_.empty() && inputs_[0] ? shard_on(*inputs_[0], d) : nullptr;
-        if (node.kind == NodeKind::dot && lhs) {
-          auto g = plan::gemm_dims(node.dot, lhs->index.extent(), out.index.extent());
-          cost.batch = g.batch, cost.m = g.m, cost.n = g.n, cost.k = g.k;
-          args["batch"] = g.batch, args["m"] = g.m, args["n"] = g.n, args["k"] = g.k;
-        }
-      }
-      args["flops"] = plan::flop_count(plan, step, cost, largest, std::max<std::int64_t>(first_read, 0));
+      plan::StepWork const work = plan::step_work(plan, step, blocks);
+      if (step.kind == plan::StepKind::kernel) args["ops"] = step.ops;
+      if (work.gemm) args["batch"] = work.gemm->batch, args["m"] = work.gemm->m, args["n"] = work.gemm->n, args["k"] = work.gemm->k;
+      args["flops"] = work.flops;
       if (step.kind == plan::StepKind::collective) args["collective"] = plan::name(step.collective);
       if (!groups.empty()) {
         args["mesh_axes"] = axes;
@@ -144,7 +134,7 @@ class TraceWriter final : public StepObserver {
       if (step.kind != plan::StepKind::kernel) args["bytes"] = step.bytes;
       args["text"] = step.text;
       name_device(d);
-      write(nlohmann::json{{"name", step.label}, {"cat", cost.kind}, {"ph", "X"},   {"ts", ts},
+      write(nlohmann::json{{"name", step.label}, {"cat", step.name}, {"ph", "X"},   {"ts", ts},
                            {"dur", dur},         {"pid", process_},  {"tid", d},    {"args", std::move(args)}});
     }
     std::fflush(file_);

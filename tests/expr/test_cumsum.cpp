@@ -41,7 +41,7 @@ std::vector<double> abs_prefix(std::vector<double> const& x, Shape const& shape,
 
 }  // namespace
 
-TEST_CASE("cumsum matches jnp.cumsum, sharded or not", "[expr][scan]") {
+TEST_CASE("cumsum matches jnp.cumsum, sharded or not", "[expr][cumsum]") {
   auto v = test::read_jax_tensors("cumsum.txt");
   struct Case {
     char const* name;
@@ -82,23 +82,23 @@ TEST_CASE("cumsum matches jnp.cumsum, sharded or not", "[expr][scan]") {
   }
 }
 
-TEST_CASE("cumsum over a sharded axis is a local scan and a carry, not a gather", "[expr][scan]") {
+TEST_CASE("cumsum over a sharded axis is a local scan and a carry, not a gather", "[expr][cumsum]") {
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   auto x = device_put(test::iota_data<float>(Shape{16, 32}), Shape{16, 32}, NamedSharding(mesh, P("a", "b")));
   auto const& p = plan_of(cumsum(exp(x), 1));
   INFO(explain(cumsum(exp(x), 1)));
   CHECK(p.count(plan::StepKind::kernel) == 2);  // exp, then the scan
-  CHECK(p.count("scan_carry") == 1);
+  CHECK(p.count("cumsum_carry") == 1);
   CHECK(p.count(plan::Collective::all_gather) == 0);
-  CHECK_THAT(explain(cumsum(exp(x), 1)), ContainsSubstring("scan-carry sum over mesh axes ('b') (groups of 4)"));
-  CHECK(plan_of(cumsum(x, 0)).count("scan_carry") == 1);
+  CHECK_THAT(explain(cumsum(exp(x), 1)), ContainsSubstring("cumsum_carry sum over mesh axes ('b') (groups of 4)"));
+  CHECK(plan_of(cumsum(x, 0)).count("cumsum_carry") == 1);
   auto const& q = plan_of(cumsum(x, 0), NamedSharding(mesh, P(None, {"a", "b"})));
-  CHECK(q.count("scan_carry") == 0);  // computed with the requested sharding: axis 0 whole
+  CHECK(q.count("cumsum_carry") == 0);  // computed with the requested sharding: axis 0 whole
   auto got = eval(cumsum(x, 0), NamedSharding(mesh, P(None, {"a", "b"})));
   CHECK(got.sharding() == NamedSharding(mesh, P(None, {"a", "b"})));
 }
 
-TEST_CASE("cumsum names an axis out of range", "[expr][scan]") {
+TEST_CASE("cumsum names an axis out of range", "[expr][cumsum]") {
   auto x = device_put(test::iota_data<float>(Shape{4, 6}), Shape{4, 6}, NamedSharding(make_mesh({8}, {"x"}), P()));
   CHECK_THROWS_WITH(cumsum(x, 2), ContainsSubstring("cumsum: axis 2 is out of range for shape (4, 6) of rank 2"));
   CHECK_THROWS_WITH(cumsum(x, -3), ContainsSubstring("cumsum: axis -3 is out of range"));

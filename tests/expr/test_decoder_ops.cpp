@@ -95,7 +95,7 @@ TEST_CASE("dynamic_slice matches lax.dynamic_slice, starts wrapped and clamped a
 }
 
 TEST_CASE("dynamic_update_slice matches lax.dynamic_update_slice on every sharding of the operand",
-          "[expr][dynamic_slice]") {
+          "[expr][dynamic_slice][dynamic_update_slice]") {
   for (std::string c : {"dus_in", "dus_negative", "dus_past_end", "dus_cache_token", "dus_cache_clamped",
                         "dus_cache_block"}) {
     INFO(c);

@@ -39,7 +39,7 @@ Tensor<float> put(Shape const& shape, NamedSharding const& s, int seed) {
 constexpr int row_caching = tessel::backend::caches_rows ? 1 : 0;
 constexpr int row_memo_shares = tessel::backend::memoizes_rows ? 1 : 0;
 
-TEST_CASE("building an expression runs nothing; evaluating it runs one fused kernel", "[expr][fusion]") {
+TEST_CASE("building an expression runs nothing; evaluating it runs one fused kernel", "[expr][fusion][tensor][scalar][elementwise]") {
   auto mesh = make_mesh({8}, {"x"});
   NamedSharding s(mesh, P("x"));
   auto a = put({1024}, s, 0), x = put({1024}, s, 1), b = put({1024}, s, 2);
@@ -334,7 +334,7 @@ TEST_CASE("operands with different shardings: the cheaper one is resharded", "[e
   for (std::size_t i = 0; i < h.size(); ++i) REQUIRE(h[i] == a[i] + b[i]);
 }
 
-TEST_CASE("with_sharding_constraint and a requested output fix the sharding", "[expr][propagation]") {
+TEST_CASE("with_sharding_constraint and a requested output fix the sharding", "[expr][propagation][constraint]") {
   auto mesh = make_mesh({4, 2}, {"dp", "mp"});
   auto x = put({32, 16}, NamedSharding(mesh, P("dp")), 10);
   NamedSharding cols(mesh, P(None, "mp"));

@@ -174,7 +174,7 @@ Measured measure(plan::Plan const& p) {
     if (st.kind != plan::StepKind::collective) continue;
     auto const& node = p.graph[static_cast<std::size_t>(st.node)];
     auto count = static_cast<double>(st.to->block_shape(node.shape).num_elements());
-    double out = count * static_cast<double>(node.dtype_bytes) + (st.by_op && node.kind == NodeKind::argreduce ? count * 4 : 0);
+    double out = count * static_cast<double>(node.dtype_bytes) + (st.by_op && node.kind == NodeKind::arg_reduce ? count * 4 : 0);
     m.bytes += out;
     int n = st.axes.empty() ? st.to->mesh().num_devices() : plan::group_size(st.to->mesh().axes(), st.axes);
     switch (st.collective) {

@@ -84,7 +84,7 @@ Block combine(std::vector<Block> const& members, float (*op)(float, float)) {
 
 }  // namespace
 
-TEST_CASE("shard_map collectives match host references on every mesh and axis subset", "[shard_map]") {
+TEST_CASE("shard_map collectives match host references on every mesh and axis subset", "[shard_map][manual_collective]") {
   for (auto const& mesh : test::all_meshes()) {
     for (auto const& axes : test::ordered_axis_subsets(mesh.axes())) {
       if (axes.empty()) continue;  // a collective names at least one axis

@@ -29,7 +29,9 @@
 // the sweep finds are under half of each bound (exp 1.75e-7, sigmoid 2.4e-7, tanh 2.9e-7
 // relative; gelu 0.37 of its bound): the bounds leave room for compilers that contract
 // differently.
-#include <Kokkos_Core.hpp>
+#include <Kokkos_Macros.hpp>
+#include <Kokkos_MathematicalFunctions.hpp>
+#include <Kokkos_NumericTraits.hpp>
 #include <cstdint>
 
 #include "tessel/expr/elementwise.hpp"

@@ -16,13 +16,17 @@
 //      and the user function that builds the node, with its shape checks (expr/checks.hpp's
 //      shared ones, e.g. detail::one_axis);
 //   2. include/tessel/plan/detail/rules/cumsum.hpp: CumsumRules (OpRules: natural, assign, region,
-//      materialize), ending with `inline constexpr CumsumRules cumsum_rules{};`, and its include
-//      line in plan/detail/rules.hpp. Its materialize adds the op's steps; a step the op runs
+//      materialize, work: what a device computes in its kernel step, plan/step_work.hpp), ending
+//      with `inline constexpr CumsumRules cumsum_rules{};`, and its include line in
+//      plan/detail/rules.hpp. Its materialize adds the op's steps; a step the op runs
 //      itself beyond its kernel step (cumsum's carry: an exchange; argmax's all-reduce of values
 //      and indices: a collective) is marked Step::by_op, so nothing else learns of the op;
 //   3. src/runtime/kernels/cumsum.cpp: cumsum_kernel, which runs each of the op's by_op steps
 //      (told apart by Step::kind); CMake picks the file up by its folder;
-//   4. its line here, its include line in tessel.hpp, and its test, tests/expr/test_cumsum.cpp.
+//   4. its line here, its include line in tessel.hpp, and its test, tests/expr/test_cumsum.cpp, with
+//      a test case tagged [cumsum]. cmake/check_op_contract.cmake (CTest op_contract.complete) checks
+//      that every op here has these pieces; the op's name is its one spelling: its files, rules,
+//      kernel, step name (explain, traces, cost analysis) and tag.
 // An op whose node needs attributes no kind has yet adds them to plan::GraphNode (plan/graph.hpp).
 #include <cstdint>
 
@@ -38,7 +42,7 @@
   OP(iota, region)                                                                                           \
   OP(cumsum, kernel)                                                                                         \
   OP(take, kernel)                                                                                           \
-  OP(argreduce, kernel)                                                                                      \
+  OP(arg_reduce, kernel)                                                                                     \
   OP(dynamic_slice, kernel)                                                                                  \
   OP(dynamic_update_slice, kernel)                                                                           \
   OP(top_k, kernel)                                                                                          \

@@ -1,7 +1,9 @@
 #pragma once
 // Op tags: each is a name (for explain) and a scalar function run inside fused kernels. The
 // function gets operands already converted to the node's compute type.
-#include <Kokkos_Core.hpp>
+#include <Kokkos_Macros.hpp>
+#include <Kokkos_MathematicalFunctions.hpp>
+#include <Kokkos_NumericTraits.hpp>
 
 #include "tessel/core/no_contract.hpp"
 #include "tessel/core/reduce_op.hpp"

@@ -4,7 +4,9 @@
 // defines every one of them, and jax.numpy adds Python's floor rounding on top; these functions
 // give exactly those results (checked against JAX in tests/semantics), without branches that stop
 // the fused loops from vectorizing and without any operation that can trap.
-#include <Kokkos_Core.hpp>
+#include <Kokkos_Macros.hpp>
+#include <Kokkos_MathematicalFunctions.hpp>
+#include <Kokkos_NumericTraits.hpp>
 #include <concepts>
 #include <cstdint>
 #include <limits>

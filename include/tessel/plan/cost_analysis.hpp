@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessel/plan/plan.hpp"
+#include "tessel/plan/step_work.hpp"
 
 namespace tessel::plan {
 
@@ -20,7 +21,7 @@ struct InstructionCost {
   std::string kind;
   std::vector<std::string> ops;                  // kernels: the ops a region fuses, else the node's op
   std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs: each device multiplies batch (m x k) @ (k x n)
-  double flops = 0;                              // per device (flop_count)
+  double flops = 0;                              // per device (step_work)
   double bytes_read = 0, bytes_written = 0;      // per device: the blocks of the values read and made
                                                  // (for an uneven split, the largest block's)
   std::string blocks;                            // an uneven result's distinct block shapes, "3x64 or 1x64"
@@ -34,18 +35,6 @@ struct InstructionCost {
 // One entry per plan step, in order.
 std::vector<InstructionCost> cost_analysis(Plan const& plan);
 
-// Each device's GEMM problem, from the dot's dimension numbers, its lhs block and result block.
-struct GemmDims {
-  std::int64_t batch = 1, m = 1, n = 1, k = 1;
-};
-GemmDims gemm_dims(DotDims const& dims, Shape const& lhs_block, Shape const& out_block);
-// The counting rules, given the step and its cost's kind, ops and GEMM dims. A GEMM:
-// 2 * batch * m * n * k. A region kernel (fused, reduce, view_copy): one flop per op per element of
-// the largest block it reads or writes (XLA counts an elementwise op as one flop per element).
-// scan and arg_reduce kernels: one per element of the block they read. Data movement (concatenate,
-// gather, views, reshards, collectives): none.
-double flop_count(Plan const& plan, Step const& step, InstructionCost const& cost, std::int64_t largest_block,
-                  std::int64_t first_read_block);
 // The device groups of a collective or exchange (one group of every device when it has no axes,
 // as a permute between meshes), as device ids; empty for other steps.
 std::vector<std::vector<int>> step_groups(Step const& step);

@@ -28,7 +28,7 @@ struct GraphNode {
   Shape shape;
   std::vector<int> children{};
   std::optional<NamedSharding> sharding{};     // tensor: its sharding; constraint: the one required
-  FixedVector<std::uint8_t, max_rank> axes{};  // reduce, argreduce; dynamic_(update_)slice: the starts' dims
+  FixedVector<std::uint8_t, max_rank> axes{};  // reduce, arg_reduce; dynamic_(update_)slice: the starts' dims
   bool keepdims = false;                       // reduce
   ReduceOp combine = ReduceOp::sum;            // reduce: how its values combine (ops tag's combiner)
   bool divides = false;                        // reduce: a mean (the sum is divided by the count)

@@ -83,8 +83,8 @@ struct Step {
   int devices;         // devices running it
   double bytes;        // bytes per device the estimate takes (see plan/reshard.hpp for reshards)
   double estimate_us;  // cost model estimate (0 for kernels)
-  // Its name: "fused", "reduce", "gemm", "scan", "all_reduce", "all_gather", "local_slice", "copy",
-  // "scan_carry", ...: the label's first word, the trace's category, cost analysis's kind.
+  // Its name: "fused", "reduce", "gemm", "cumsum", "all_reduce", "all_gather", "local_slice", "copy",
+  // "cumsum_carry", ...: the label's first word, the trace's category, cost analysis's kind.
   char const* name = "";
   // Kernels: the ops it runs (a fused region's, in order; an op kernel's own op).
   std::vector<std::string> ops;
@@ -172,7 +172,7 @@ struct Plan {
   }
 
   [[nodiscard]] constexpr int count(StepKind kind) const { return count_steps(std::span(steps), kind); }
-  // Steps of one name ("scan_carry", "gemm", ...).
+  // Steps of one name ("cumsum_carry", "gemm", ...).
   [[nodiscard]] constexpr int count(std::string_view step_name) const {
     int n = 0;
     for (auto const& s : steps) n += step_name == s.name;

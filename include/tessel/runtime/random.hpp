@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "tessel/expr/argreduce.hpp"
+#include "tessel/expr/arg_reduce.hpp"
 #include "tessel/expr/elementwise.hpp"
 #include "tessel/runtime/tensor.hpp"
 #include "tessel/runtime/threefry.hpp"

@@ -69,7 +69,7 @@ void carry_into(Device const& exec, char const* label, Lines const l, T const* c
 // A new tensor, sharded like `in`, whose every block is the running combination of in's block
 // along `axis`, left to right from the identity (XLA:CPU's order for rows of up to 16).
 std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, ReduceOp op, char const* label) {
-  if (op != ReduceOp::sum) throw Error("scan: only sums are scanned");
+  if (op != ReduceOp::sum) throw Error("cumsum: only sums are supported");
   auto out = TensorImpl::allocate(in.shape, in.dtype, in.sharding);
   visit(in.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -85,7 +85,7 @@ std::shared_ptr<TensorImpl> local_scan(TensorImpl const& in, std::size_t axis, R
 // block in the axis's order, among the devices that hold the same rest of the tensor: afterwards
 // each block holds the scan of everything up to it. Empty blocks (past an uneven end) hold nothing
 // to carry and stay out of the chains.
-void scan_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {
+void cumsum_carry(TensorImpl& t, std::size_t axis, ReduceOp op, char const* label) {
   // Chains of blocks that hold the same rest of the tensor (the same box on every other
   // dimension), one block of each place along the axis: the k-th replica of a block joins the
   // chain of the k-th replicas (replica chains compute alike).
@@ -167,7 +167,7 @@ void cumsum_kernel(plan::Plan const& plan, plan::Step const& step, RunState& sta
   auto const& n = k.node();
   if (step.kind == plan::StepKind::exchange) {
     // In place: the kernel step just made this tensor and no other value holds it yet.
-    scan_carry(const_cast<TensorImpl&>(*k.operand(0)), n.axis, n.combine, k.label());
+    cumsum_carry(const_cast<TensorImpl&>(*k.operand(0)), n.axis, n.combine, k.label());
     return;  // the step reads and writes its node's slot
   }
   k.result(local_scan(*k.operand(0), n.axis, n.combine, k.label()));

@@ -14,6 +14,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/plan/passes.hpp"
+#include "tessel/plan/step_work.hpp"
 #include "tessel/plan/view_rules.hpp"
 
 // Text (explain's lines, Kokkos Tools labels) is made only when a plan is made at run time:
@@ -265,6 +266,9 @@ class OpRules {
   constexpr virtual void region(Scheduler& s, int i, Region& r) const = 0;
   // The steps that make its value on their own.
   constexpr virtual void materialize(Scheduler& s, int i) const = 0;
+  // What one device computes in a kernel step of the node (its flops; a GEMM's problem), from the
+  // blocks the step reads and makes: what cost_analysis, traces and profiles count.
+  [[nodiscard]] constexpr virtual StepWork work(GraphNode const& n, Step const& step, StepBlocks const& b) const = 0;
 };
 
 // The rules of a node kind: NAME_rules, one constant object per kind (plan/detail/rules/<family>.hpp

@@ -2,7 +2,7 @@
 // The rules of every node kind, one constant object each (plan/detail/rules/<family>.hpp), made
 // into rules_for from the op list (expr/op_list.hpp): a kind without its NAME_rules does not
 // compile, naming it.
-#include "tessel/plan/detail/rules/argreduce.hpp"
+#include "tessel/plan/detail/rules/arg_reduce.hpp"
 #include "tessel/plan/detail/rules/concatenate.hpp"
 #include "tessel/plan/detail/rules/constraint.hpp"
 #include "tessel/plan/detail/rules/dot.hpp"

@@ -10,6 +10,9 @@ namespace tessel::plan {
 
 class ConcatenateRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
+    return counting::none();
+  }
   // An operand's sharding with the concatenated dimension unsharded; the cheapest for all wins.
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     GraphNode const& n = p.node(i);

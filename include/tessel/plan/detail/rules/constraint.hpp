@@ -7,6 +7,9 @@ namespace tessel::plan {
 
 class ConstraintRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return p.node(i).sharding; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);

@@ -10,6 +10,10 @@ namespace tessel::plan {
 
 class CumsumRules final : public OpRules {
  public:
+  // One add per element read.
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
+    return counting::per_element_read(b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.natural_of(p.node(i).children[0]);
   }
@@ -30,7 +34,7 @@ class CumsumRules final : public OpRules {
     s.add(StepKind::kernel, i, mesh.num_devices(),
           TESSEL_TEXT("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
                       type_text(n), to_string(out.spec()), mesh.num_devices()),
-          {"scan", s.user_op(i)}, {s.slot(c)});
+          {"cumsum", s.user_op(i)}, {s.slot(c)});
     auto axes = effective_axes(mesh.axes(), out.layout().dim_axes(n.axis));
     if (axes.empty()) return;
     int group = group_size(mesh.axes(), axes);
@@ -41,10 +45,10 @@ class CumsumRules final : public OpRules {
     double bytes = static_cast<double>(slice.num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
     double us = (group - 1) * s.model.collective_permute_us(bytes);
     Step& carry = s.add(StepKind::exchange, i, mesh.num_devices(),
-                        TESSEL_TEXT("scan-carry {} over mesh axes {} (groups of {}): each block adds the last values of "
+                        TESSEL_TEXT("cumsum_carry {} over mesh axes {} (groups of {}): each block adds the last values of "
                                     "the block before it along axis {}: {:.0f} bytes per device, est {:.1f} us (from {})",
                                     name(n.combine), axes_text(mesh, axes), group, n.axis, bytes, us, n.op),
-                        {"scan_carry", s.user_op(i), s.groups_label(mesh, axes)}, {i});
+                        {"cumsum_carry", s.user_op(i), s.groups_label(mesh, axes)}, {i});
     carry.bytes = bytes;
     carry.estimate_us = us;
     carry.combine = n.combine;

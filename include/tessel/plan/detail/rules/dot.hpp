@@ -153,6 +153,12 @@ constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedShard
 
 class DotRules final : public OpRules {
  public:
+  // 2 * batch * m * n * k, from the device's lhs and result blocks.
+  constexpr StepWork work(GraphNode const& n, Step const&, StepBlocks const& b) const override {
+    if (b.reads.size() != 2 || !b.made) return counting::none();
+    GemmDims g = gemm_dims(n.dot, b.reads[0], *b.made);
+    return {2.0 * static_cast<double>(g.batch * g.m * g.n) * static_cast<double>(g.k), g};
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return choose_dot(p, i, std::nullopt).after;
   }

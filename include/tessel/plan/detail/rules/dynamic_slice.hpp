@@ -43,6 +43,9 @@ constexpr std::vector<int> box_operands(Scheduler& s, int i) {
 template <bool Update>
 class DynamicBoxRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
+    return counting::none();
+  }
   static constexpr std::size_t boxes = Update ? 2 : 1;  // children before the start indices
 
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {

@@ -7,6 +7,9 @@ namespace tessel::plan {
 
 class ElementwiseRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   // Each operand's tiling seen from the result, and their merge across broadcast dimensions
   // (Planner::merged_tiling); the cheapest for all operands wins, the merge on a tie (it splits
   // the work finest, and it is what GSPMD gives).

@@ -8,6 +8,9 @@ namespace tessel::plan {
 
 class IotaRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const&, int) const override { return std::nullopt; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     p.plan(i).out = req ? *req : Planner::unplaced();

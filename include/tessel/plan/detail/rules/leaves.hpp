@@ -7,6 +7,9 @@ namespace tessel::plan {
 
 class TensorRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return p.node(i).sharding; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     Planner::settle(p.plan(i), *p.node(i).sharding, req);
@@ -24,6 +27,9 @@ class TensorRules final : public OpRules {
 
 class ScalarRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const&, int) const override { return std::nullopt; }
   constexpr void assign(Planner&, int, std::optional<NamedSharding> const&) const override {}
   constexpr void region(Scheduler&, int, Region&) const override {}  // bound into the kernel by value

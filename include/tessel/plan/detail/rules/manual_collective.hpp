@@ -29,6 +29,9 @@ constexpr ReduceOp combine_of(ManualKind kind) {
 
 class ManualCollectiveRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
+    return counting::none();
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.natural_of(p.node(i).children[0]);
   }

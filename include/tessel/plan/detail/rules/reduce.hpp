@@ -10,6 +10,9 @@ namespace tessel::plan {
 
 class ReduceRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const& step, StepBlocks const& b) const override {
+    return counting::per_op_element(step.ops.size(), b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
   }

@@ -44,6 +44,10 @@ constexpr TakeChoice choose_take(Planner const& p, int i) {
 
 class TakeRules final : public OpRules {
  public:
+  // A gather of rows: data movement.
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
+    return counting::none();
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose_take(p, i).partial; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
@@ -61,7 +65,7 @@ class TakeRules final : public OpRules {
           TESSEL_TEXT("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
                       "block holds",
                       n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          {"gather", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
+          {"take", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
     s.collective_steps(i, "take from a table split along its axis");
     // take's kernel runs that all-reduce itself: after it, the fill where an index is outside the
     // table (a fill summed with the other devices' -0.0 would be a NaN whose bits the backend picks).

@@ -20,6 +20,10 @@ constexpr NamedSharding axis_whole(NamedSharding const& operand, std::size_t ran
 
 class TopKRules final : public OpRules {
  public:
+  // One comparison per element read (the heap's log k is not counted, as XLA counts a sort).
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
+    return counting::per_element_read(b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     GraphNode const& n = p.node(i);
     return axis_whole(p.natural_of(n.children[0]), n.shape.size(), n.axis);

@@ -17,6 +17,9 @@ constexpr ViewShardings view_of(Planner const& p, int i) {
 
 class ViewRules final : public OpRules {
  public:
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
+    return counting::none();
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return view_of(p, i).output; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     ViewShardings v = view_of(p, i);

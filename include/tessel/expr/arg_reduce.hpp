@@ -13,7 +13,7 @@ namespace tessel {
 
 template <bool Max>
 struct ArgReduce {
-  static constexpr NodeKind kind = NodeKind::argreduce;
+  static constexpr NodeKind kind = NodeKind::arg_reduce;
   struct Data {
     FixedVector<std::uint8_t, max_rank> axes;  // one axis, or every axis (axis = none)
     bool keepdims;

@@ -25,7 +25,7 @@ std::vector<std::int32_t> run(std::string const& which, Tensor<T> const& x) {
 
 }  // namespace
 
-TEST_CASE("argmax and argmin match JAX on every mesh and sharding", "[expr][argreduce]") {
+TEST_CASE("argmax and argmin match JAX on every mesh and sharding", "[expr][arg_reduce]") {
   auto v = test::read_jax_tensors("argminmax.txt");
   for (std::string c : {"argminmax_f32_special_rows", "argminmax_f32_special_cols", "argminmax_f32_ties",
                         "argminmax_f32_nan_multi", "argminmax_f32_neginf", "argminmax_f32_all_neginf",
@@ -45,7 +45,7 @@ TEST_CASE("argmax and argmin match JAX on every mesh and sharding", "[expr][argr
   }
 }
 
-TEST_CASE("argmax over a sharded axis: two all-reduces, values then indices; keepdims keeps the shape", "[expr][argreduce]") {
+TEST_CASE("argmax over a sharded axis: two all-reduces, values then indices; keepdims keeps the shape", "[expr][arg_reduce]") {
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   auto x = device_put(test::iota_data<float>(Shape{16, 32}), Shape{16, 32}, NamedSharding(mesh, P("a", "b")));
   auto const& p = plan_of(argmax(x, 1));
@@ -60,7 +60,7 @@ TEST_CASE("argmax over a sharded axis: two all-reduces, values then indices; kee
   CHECK(eval(argmax(x)).to_host() == std::vector<std::int32_t>{16 * 32 - 1});
 }
 
-TEST_CASE("argmax names a bad axis", "[expr][argreduce]") {
+TEST_CASE("argmax names a bad axis", "[expr][arg_reduce]") {
   auto x = device_put(test::iota_data<float>(Shape{4, 6}), Shape{4, 6}, NamedSharding(make_mesh({8}, {"x"}), P()));
   CHECK_THROWS_WITH(argmax(x, 2), ContainsSubstring("argmax: axis 2 is out of range for shape (4, 6)"));
   CHECK_THROWS_WITH(argmin(x, -3), ContainsSubstring("argmin: axis -3 is out of range"));

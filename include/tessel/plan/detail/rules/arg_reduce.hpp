@@ -10,6 +10,10 @@ namespace tessel::plan {
 
 class ArgReduceRules final : public OpRules {
  public:
+  // One comparison per element read.
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
+    return counting::per_element_read(b);
+  }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return p.reduced_tiling(i, p.natural_of(p.node(i).children[0])).first;
   }
@@ -59,6 +63,6 @@ class ArgReduceRules final : public OpRules {
 };
 
 
-inline constexpr ArgReduceRules argreduce_rules{};
+inline constexpr ArgReduceRules arg_reduce_rules{};
 
 }  // namespace tessel::plan

@@ -1,6 +1,4 @@
 // argmax / argmin: each device's first best (value, index) over its block.
-#include "tessel/runtime/arg_reduce.hpp"
-
 #include "kernel.hpp"
 
 #include <cmath>
@@ -13,6 +11,13 @@
 #include "tessel/runtime/launch.hpp"
 
 namespace tessel::detail {
+
+// Where a device's value is not the group's winner, its index becomes INT32_MAX: then the minimum
+// over the group is the first index of the winner. (Outside the unnamed namespace, as nvcc wants an
+// enclosing function of a device lambda to be.)
+std::shared_ptr<TensorImpl> mask_losers(TensorImpl const& index, TensorImpl const& value, TensorImpl const& winner,
+                                        char const* label);
+
 namespace {
 
 template <class T>
@@ -117,7 +122,7 @@ void arg_reduce_blocks(TensorImpl const& in, FixedVector<std::uint8_t, max_rank>
 // The kernel step: each device's indices in the step's slot, and the values beside them
 // (RunState::paired), which the all-reduce over a split axis needs. The collective step: the winning
 // values, then the first index among the devices holding them.
-void argreduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
+void arg_reduce_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state) {
   KernelArgs const k{plan, step, state};
   ImplPtr& values = state.paired[static_cast<std::size_t>(step.node)];
   if (step.kind == plan::StepKind::collective) {

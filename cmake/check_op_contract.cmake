@@ -1,0 +1,107 @@
+# The op contract: every op in include/tessel/expr/op_list.hpp has each piece it needs, found by
+# the names the list gives (op_list.hpp's comment says how to add one):
+#   - its expression: a tag under include/tessel/expr/ with `kind = NodeKind::NAME`;
+#   - its rules: `NAME_rules{}` under include/tessel/plan/detail/rules/, a class that declares its
+#     work (`StepWork work(`: the flops and GEMM problem cost_analysis, traces and profiles count);
+#   - its kernel, for an op the list says is computed by `kernel`: src/runtime/kernels/NAME.cpp
+#     defining NAME_kernel;
+#   - its test: a Catch2 test case under tests/ tagged [NAME].
+# The compiler already refuses a kind without NAME_rules or NAME_kernel; this check also names a
+# missing work declaration, test or file, and runs without building.
+#   cmake -DROOT=<checkout> -P cmake/check_op_contract.cmake
+cmake_policy(VERSION 3.20)
+if(NOT ROOT)
+  message(FATAL_ERROR "check_op_contract: pass -DROOT=<the checkout to check>")
+endif()
+set(list_file "${ROOT}/include/tessel/expr/op_list.hpp")
+if(NOT EXISTS "${list_file}")
+  message(FATAL_ERROR "check_op_contract: no op list at ${list_file}")
+endif()
+file(READ "${list_file}" list_text)
+string(REGEX MATCHALL "\n[ \t]*OP\\([a-z_0-9]+, *[a-z]+\\)" entries "${list_text}")
+if(NOT entries)
+  message(FATAL_ERROR "check_op_contract: no OP(name, how) lines in ${list_file}")
+endif()
+
+file(GLOB expr_headers "${ROOT}/include/tessel/expr/*.hpp")
+file(GLOB rule_headers "${ROOT}/include/tessel/plan/detail/rules/*.hpp")
+file(GLOB_RECURSE test_sources "${ROOT}/tests/*.cpp")
+set(expr_text "")
+foreach(f IN LISTS expr_headers)
+  file(READ "${f}" text)
+  string(APPEND expr_text "${text}\n")
+endforeach()
+set(test_text "")
+foreach(f IN LISTS test_sources)
+  file(READ "${f}" text)
+  string(APPEND test_text "${text}\n")
+endforeach()
+
+set(missing "")
+set(ops 0)
+foreach(entry IN LISTS entries)
+  string(REGEX MATCH "OP\\(([a-z_0-9]+), *([a-z]+)\\)" _ "${entry}")
+  set(op ${CMAKE_MATCH_1})
+  set(how ${CMAKE_MATCH_2})
+  math(EXPR ops "${ops} + 1")
+
+  if(NOT expr_text MATCHES "NodeKind::${op}[^a-z_0-9]")
+    list(APPEND missing "${op}: no expression tag (kind = NodeKind::${op}) under include/tessel/expr/")
+  endif()
+
+  # Its rules object, and the class it is an object of (template arguments dropped).
+  set(rules_class "")
+  foreach(f IN LISTS rule_headers)
+    file(READ "${f}" text)
+    if(text MATCHES "constexpr[ \t]+([A-Za-z_0-9]+)(<[^>]*>)?[ \t]+${op}_rules\\{\\}")
+      set(rules_class ${CMAKE_MATCH_1})
+      file(RELATIVE_PATH rules_file "${ROOT}" "${f}")
+      # The class's body: from `class NAME` to the next class or rules object.
+      string(FIND "${text}" "class ${rules_class} " start)
+      if(start LESS 0)
+        list(APPEND missing "${op}: ${rules_file} defines ${op}_rules of class ${rules_class} but not the class")
+      else()
+        string(SUBSTRING "${text}" ${start} -1 body)
+        string(SUBSTRING "${body}" 1 -1 rest)
+        foreach(next "\nclass " "\ntemplate" "inline constexpr")
+          string(FIND "${rest}" "${next}" at)
+          if(at GREATER_EQUAL 0)
+            string(SUBSTRING "${rest}" 0 ${at} rest)
+          endif()
+        endforeach()
+        set(body "${rest}")
+        if(NOT body MATCHES "StepWork work\\(")
+          list(APPEND missing "${op}: ${rules_class} (${rules_file}) declares no work (StepWork work(...)): its flops and GEMM problem")
+        endif()
+      endif()
+      break()
+    endif()
+  endforeach()
+  if(NOT rules_class)
+    list(APPEND missing "${op}: no rules (${op}_rules{}) under include/tessel/plan/detail/rules/")
+  endif()
+
+  if(how STREQUAL "kernel")
+    set(kernel "${ROOT}/src/runtime/kernels/${op}.cpp")
+    if(NOT EXISTS "${kernel}")
+      list(APPEND missing "${op}: no kernel file src/runtime/kernels/${op}.cpp (the list says it is computed by a kernel)")
+    else()
+      file(READ "${kernel}" text)
+      if(NOT text MATCHES "void ${op}_kernel\\(")
+        list(APPEND missing "${op}: src/runtime/kernels/${op}.cpp does not define ${op}_kernel")
+      endif()
+    endif()
+  endif()
+
+  string(REPLACE "_" "[_]" op_re "${op}")
+  if(NOT test_text MATCHES "\"(\\[[a-z_0-9]+\\])*\\[${op_re}\\]")
+    list(APPEND missing "${op}: no test case tagged [${op}] under tests/")
+  endif()
+endforeach()
+
+if(missing)
+  list(LENGTH missing count)
+  string(REPLACE ";" "\n  " text "${missing}")
+  message(FATAL_ERROR "check_op_contract: ${count} missing piece(s) of ${ops} ops:\n  ${text}")
+endif()
+message(STATUS "check_op_contract: ${ops} ops, each with its expression, rules, work, kernel and test")
