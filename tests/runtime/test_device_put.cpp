@@ -76,7 +76,7 @@ TEST_CASE("device_put refuses host data of the wrong size or dtype", "[runtime][
                     ContainsSubstring("device_put: host data is float64 but the tensor is float32"));
   auto x = device_put(test::iota_data<float>(Shape{128, 4}), Shape{128, 4}, s);
   std::vector<float> out(100);
-  CHECK_THROWS_WITH(x.copy_to_host(out), ContainsSubstring("gather: host data has 100 elements but shape (128, 4) needs 512"));
+  CHECK_THROWS_WITH(x.copy_to_host(out), ContainsSubstring("copy_to_host: host data has 100 elements but shape (128, 4) needs 512"));
 }
 
 TEST_CASE("device_put splits an uneven dimension into blocks of ceil(n/k), the last short or empty",

@@ -111,7 +111,7 @@ class Tensor {
     }
   }
   // Gathers into caller-provided memory of exactly size() elements.
-  void copy_to_host(std::span<T> out) const { detail::gather(ref(), out.data(), out.size(), dtype()); }
+  void copy_to_host(std::span<T> out) const { detail::copy_to_host(ref(), out.data(), out.size(), dtype()); }
 
   // self @ b, lazily (jnp.matmul, expr/dot.hpp).
   template <class B>

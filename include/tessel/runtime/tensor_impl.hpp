@@ -102,7 +102,7 @@ std::shared_ptr<TensorImpl> place_process_local(HostBytes host, Shape const& sha
 // The bounding box of the blocks this process's devices hold (none when it holds none).
 std::optional<Box> local_box(TensorImpl const& t);
 std::shared_ptr<TensorImpl> reshard(TensorImpl const& source, NamedSharding const& target);
-void gather(TensorImpl const& source, void* out, std::size_t count, DType dtype);
+void copy_to_host(TensorImpl const& source, void* out, std::size_t count, DType dtype);
 // Calls fill(index, host_block) once per distinct shard (replicas are copied device to device).
 std::shared_ptr<TensorImpl> from_callback(Shape const& shape, DType dtype, NamedSharding const& sharding,
                                           std::function<void(Box const&, void*)> const& fill);
