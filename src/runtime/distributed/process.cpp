@@ -1,5 +1,6 @@
 // The process model (runtime/distributed.hpp): which process this is, how many there are, and
-// which devices each holds. Without MPI (or outside a launcher) it is one process.
+// which devices each holds. Without MPI (or outside a launcher) it is one process. What carries the
+// messages is the transport's (mpi/ or no_mpi/, world.hpp).
 #include "tessel/runtime/distributed.hpp"
 
 #include <cstdio>
@@ -15,16 +16,12 @@
 #include "tessel/runtime/backend/devices.hpp"
 #include "world.hpp"
 
-#if TESSEL_ENABLE_MPI
-#include <mpi.h>
-#endif
-
 namespace tessel::distributed {
 namespace {
 
 struct State {
   bool initialized = false;  // initialize() ran and agreed on the device counts
-  bool started_mpi = false;  // initialize() called MPI_Init (so finalize() ends it)
+  bool started_mpi = false;  // initialize() started the transport (MPI_Init), so finalize() ends it
   int index = 0, count = 1;
 };
 
@@ -33,7 +30,6 @@ State& state() {
   return s;
 }
 
-#if TESSEL_ENABLE_MPI
 // An exception no one catches ends this process; the others would wait for it in their next
 // exchange. Print it once, with the process, and end the whole job now.
 [[noreturn]] void end_job_on_uncaught_exception() {
@@ -49,10 +45,8 @@ State& state() {
   std::fprintf(stderr, "tessel: process %d of %d ends the job: uncaught exception: %s\n", state().index,
                state().count, what.c_str());
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort();
+  abort_job(2);
 }
-#endif
 
 }  // namespace
 
@@ -65,20 +59,13 @@ bool launched_by_mpi() {
 void initialize() {
   State& s = state();
   if (s.initialized) return;
-#if TESSEL_ENABLE_MPI
-  int ready = 0;
-  MPI_Initialized(&ready);
-  if (!ready) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    s.started_mpi = true;
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &s.index);
-  MPI_Comm_size(MPI_COMM_WORLD, &s.count);
+  TransportStart const started = start_transport();
+  s.index = started.index;
+  s.count = started.count;
+  s.started_mpi = started.started;
   // Every process must hold the same number of devices: global ids are process * L + local id.
   int local = local_device_count();
-  std::vector<int> counts(static_cast<std::size_t>(s.count));
-  MPI_Allgather(&local, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<unsigned long long> const counts = all_gather_word(static_cast<unsigned long long>(local));
   for (int p = 0; p < s.count; ++p)
     if (counts[static_cast<std::size_t>(p)] != counts[0]) {
       std::string list;
@@ -98,12 +85,6 @@ void initialize() {
     char const* price = std::getenv("TESSEL_PRICE_PROCESSES");
     if (price == nullptr || std::string(price) != "0") plan::set_devices_per_process(local);
   }
-#else
-  if (launched_by_mpi())
-    throw Error("tessel::distributed::initialize: this tessel was built without MPI (use the `mpi` preset); "
-                "under mpirun each process would run alone");
-  s.initialized = true;
-#endif
 }
 
 bool stages_through_host() {
@@ -124,13 +105,7 @@ bool stages_through_host() {
 void finalize() {
   State& s = state();
   free_communicators();
-#if TESSEL_ENABLE_MPI
-  if (s.started_mpi) {
-    int done = 0;
-    MPI_Finalized(&done);
-    if (!done) MPI_Finalize();
-  }
-#endif
+  end_transport(s.started_mpi);
   s = State{};
   plan::set_devices_per_process(0);
 }

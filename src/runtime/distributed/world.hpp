@@ -1,7 +1,9 @@
 #pragma once
 // What the runtime's cross-process code shares (not installed): the process model's internals and
-// point-to-point exchanges of bytes. Only code under src/runtime/distributed/ names MPI (and a GPU
-// backend's devices.cpp, which asks MPI whether it reads device memory).
+// point-to-point exchanges of bytes. Declared here, defined by the transport: MPI's in mpi/, or in
+// a build without MPI the one-process stub no_mpi/; CMake compiles one of the two folders. Only
+// code under src/runtime/distributed/mpi/ names MPI (and a GPU backend's devices.cpp, which asks
+// MPI whether it reads device memory).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,6 +15,18 @@ namespace tessel::distributed {
 
 // Whether mpirun or srun started this process (Open MPI's or PMIx's variables are set).
 bool launched_by_mpi();
+
+// The transport started (MPI_Init_thread unless the program had called it): which process this is
+// of how many, and whether start_transport started it (then end_transport ends it). Without MPI:
+// process 0 of 1, and an Error under a launcher, where each process would run alone.
+struct TransportStart {
+  int index = 0, count = 1;
+  bool started = false;
+};
+TransportStart start_transport();
+void end_transport(bool started);
+// Ends every process of the job now (an uncaught exception on one: the others would wait for it).
+[[noreturn]] void abort_job(int code);
 // Ends MPI if initialize() started it (the last ScopeGuard's end).
 void finalize();
 

@@ -1,6 +1,5 @@
 #pragma once
 // What the files of src/runtime/distributed/ share that names MPI (never included elsewhere).
-#if TESSEL_ENABLE_MPI
 #include <mpi.h>
 
 #include <vector>
@@ -37,4 +36,3 @@ void call_or_abort(char const* what, Call&& call) {
 MPI_Comm communicator(std::vector<int> const& processes);
 
 }  // namespace tessel::distributed
-#endif

@@ -22,7 +22,7 @@
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/run_plan.hpp"
 #include "mpi_wait.hpp"
-#include "world.hpp"
+#include "../world.hpp"
 
 namespace tessel::distributed {
 namespace {
@@ -45,7 +45,6 @@ void split(Box const& region, std::int64_t most, std::vector<Box>& out) {
   }
 }
 
-#if TESSEL_ENABLE_MPI
 // Pinned host buffers for staged messages, lent to one message at a time and kept from call to call
 // (pinning memory costs far more than a message). Never freed: freeing after Kokkos ends is not
 // allowed, and the process's end returns them.
@@ -112,11 +111,9 @@ struct Element {
   Element(Element const&) = delete;
   Element& operator=(Element const&) = delete;
 };
-#endif
 
 }  // namespace
 
-#if TESSEL_ENABLE_MPI
 struct BoxTransfer::State {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<MPI_Request> requests;
@@ -221,17 +218,6 @@ void BoxTransfer::wait() {
   for (auto& t : state_->types) MPI_Type_free(&t);
   state_->types.clear();
 }
-#else
-struct BoxTransfer::State {};
-BoxTransfer::BoxTransfer(std::vector<int> processes, std::size_t element_size, char const* what)
-    : processes_(std::move(processes)), element_(element_size), what_(what) {
-  throw Error("tessel: internal error: a collective across processes in a build without MPI");
-}
-BoxTransfer::~BoxTransfer() = default;
-int BoxTransfer::rank_of(int) const { return 0; }
-void BoxTransfer::post(bool, int, std::byte*, Box const&, Box const&) {}
-void BoxTransfer::wait() {}
-#endif
 
 void BoxTransfer::send(int process, std::byte const* data, Box const& held, Box const& region) {
   post(true, process, const_cast<std::byte*>(data), held, region);
@@ -248,7 +234,6 @@ namespace tessel::distributed {
 bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send, std::byte* out,
                        std::size_t element_size, std::vector<std::int64_t> const& counts,
                        std::vector<std::int64_t> const& displacements, char const* what) {
-#if TESSEL_ENABLE_MPI
   if (stages_through_host()) return false;  // MPI's collectives would read device memory
   std::vector<int> c(counts.size()), d(counts.size());
   for (std::size_t p = 0; p < counts.size(); ++p) {
@@ -274,17 +259,12 @@ bool all_gather_ranges(std::vector<int> const& processes, std::byte const* send,
     else MPI_Allgatherv(from, sent, sent_type, out, c.data(), d.data(), element, comm);
   });
   return true;
-#else
-  (void)processes, (void)send, (void)out, (void)element_size, (void)counts, (void)displacements, (void)what;
-  throw Error("tessel: internal error: a collective across processes in a build without MPI");
-#endif
 }
 
 bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std::byte* out, std::size_t element_size,
                      std::vector<std::int64_t> const& send_counts, std::vector<std::int64_t> const& send_starts,
                      std::vector<std::int64_t> const& receive_counts, std::vector<std::int64_t> const& receive_starts,
                      char const* what) {
-#if TESSEL_ENABLE_MPI
   auto ints = [](std::vector<std::int64_t> const& v, std::vector<int>& out) {
     for (auto x : v) {
       if (x > INT_MAX) return false;  // MPI counts are ints
@@ -310,11 +290,6 @@ bool all_to_all_runs(std::vector<int> const& processes, std::byte const* in, std
     else MPI_Alltoallv(in, sc.data(), sd.data(), element, out, rc.data(), rd.data(), element, comm);
   });
   return true;
-#else
-  (void)processes, (void)in, (void)out, (void)element_size, (void)send_counts, (void)send_starts, (void)receive_counts,
-      (void)receive_starts, (void)what;
-  throw Error("tessel: internal error: a collective across processes in a build without MPI");
-#endif
 }
 
 }  // namespace tessel::distributed

@@ -24,12 +24,11 @@
 #include "tessel/runtime/communicators.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "mpi_wait.hpp"
-#include "world.hpp"
+#include "../world.hpp"
 
 namespace tessel::distributed {
 namespace {
 
-#if TESSEL_ENABLE_MPI
 // Processes (increasing world ranks) -> communicator.
 std::map<std::vector<int>, MPI_Comm>& cache() {
   static std::map<std::vector<int>, MPI_Comm> c;
@@ -69,11 +68,9 @@ MPI_Comm make(std::vector<int> const& processes) {
                             process_index(), list(processes), rc));
   return comm;
 }
-#endif
 
 }  // namespace
 
-#if TESSEL_ENABLE_MPI
 MPI_Comm communicator(std::vector<int> const& processes) {
   if (!std::is_sorted(processes.begin(), processes.end()) ||
       std::adjacent_find(processes.begin(), processes.end()) != processes.end() ||
@@ -86,24 +83,17 @@ MPI_Comm communicator(std::vector<int> const& processes) {
   if (it == c.end()) it = c.emplace(processes, make(processes)).first;
   return it->second;
 }
-#endif
 
 int communicator_count() {
-#if TESSEL_ENABLE_MPI
   return static_cast<int>(cache().size());
-#else
-  return 0;
-#endif
 }
 
 void free_communicators() {
-#if TESSEL_ENABLE_MPI
   int done = 0;
   MPI_Finalized(&done);
   for (auto& [processes, comm] : cache())
     if (!done) MPI_Comm_free(&comm);
   cache().clear();
-#endif
 }
 
 }  // namespace tessel::distributed

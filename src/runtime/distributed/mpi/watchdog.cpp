@@ -14,9 +14,8 @@
 #include <thread>
 
 #include "mpi_wait.hpp"
-#include "world.hpp"
+#include "../world.hpp"
 
-#if TESSEL_ENABLE_MPI
 namespace tessel::distributed {
 namespace {
 
@@ -75,4 +74,3 @@ void disarm_watchdog(long ticket) {
 }
 
 }  // namespace tessel::distributed
-#endif
