@@ -1,11 +1,11 @@
-// Checks tessel::prng (include/tessel/runtime/threefry.hpp) bit for bit against jax.random
+// Checks tessel::prng (include/tessel/runtime/threefry.hpp, random_from_bits.hpp) bit for bit against jax.random
 // reference vectors (tests/data/jax_random/*.txt, written by tests/data/jax_random/make_vectors.py
 // with CPU jax 0.10.2, default jax_threefry_partitionable=True).
 //
 // Standalone build, from the repository root:
 //   ./tessel run g++ -std=c++20 -O2 -I include -I /usr/include/kokkos tests/runtime/test_threefry.cpp
 //       -DTESSEL_TEST_DATA_DIR=\"$PWD/tests/data\" -lCatch2Main -lCatch2 -lkokkoscore -o /tmp/t
-#include <tessel/runtime/threefry.hpp>
+#include <tessel/runtime/random_from_bits.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 

@@ -279,7 +279,7 @@ KOKKOS_FORCEINLINE_FUNCTION ExpParts exp_parts(float x) noexcept {
 }
 
 // ---- log ---------------------------------------------------------------------------------------
-// XLA:CPU's log for float32 (also in tessel/runtime/threefry.hpp, with branches, for erf_inv).
+// XLA:CPU's log for float32 (also in tessel/runtime/random_from_bits.hpp, with branches, for erf_inv).
 KOKKOS_FORCEINLINE_FUNCTION float log_core(float x) noexcept {
   const float ac = select(x > 0x1p-126f, x, 0x1p-126f);  // NaN, <= 0 and subnormals -> FLT_MIN
   const std::uint32_t b = as_u32(ac);

@@ -10,7 +10,7 @@
 #include "tessel/expr/arg_reduce.hpp"
 #include "tessel/expr/elementwise.hpp"
 #include "tessel/runtime/tensor.hpp"
-#include "tessel/runtime/threefry.hpp"
+#include "tessel/runtime/random_from_bits.hpp"
 
 namespace tessel::random {
 

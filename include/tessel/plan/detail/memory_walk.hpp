@@ -1,0 +1,374 @@
+#pragma once
+// The memory analysis's walk, declared in plan/memory_analysis.hpp (which includes this file after
+// its declarations): the buffers each value takes (owners, the pool's blocks per unit), the
+// allocations a slot holds while anything refers to them, and the walk over the instruction list
+// that finds each device's peak.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessel/core/buffer_bytes.hpp"
+#include "tessel/plan/plan.hpp"
+#include "tessel/plan/memory_types.hpp"
+#include "tessel/plan/reshard.hpp"
+
+namespace tessel::plan {
+
+namespace detail {
+
+// A number as text, in a constant expression too (std::format is not constexpr).
+constexpr std::string decimal(std::int64_t v) {
+  if (v == 0) return "0";
+  std::string s;
+  bool const negative = v < 0;
+  std::uint64_t u = negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  while (u > 0) {
+    s.insert(s.begin(), static_cast<char>('0' + u % 10));
+    u /= 10;
+  }
+  return negative ? "-" + s : s;
+}
+
+// For each position, the position whose buffer it uses (itself when it owns one): the first
+// position of the same unit with the same block, among those `may_share` allows.
+template <class MayShare>
+constexpr std::vector<std::size_t> owners(Shape const& shape, NamedSharding const& sharding, MemoryLayout const& layout,
+                                MayShare const& may_share) {
+  Mesh const& mesh = sharding.mesh();
+  auto const n = static_cast<std::size_t>(mesh.num_devices());
+  std::vector<std::size_t> owner(n);
+  std::vector<Box> boxes;
+  boxes.reserve(n);
+  for (std::size_t p = 0; p < n; ++p) boxes.push_back(sharding.layout().box(shape, static_cast<int>(p)));
+  for (std::size_t p = 0; p < n; ++p) {
+    owner[p] = p;
+    int const unit = layout.unit_of(mesh.device_id(static_cast<int>(p)));
+    for (std::size_t q = 0; q < p; ++q)
+      if (owner[q] == q && boxes[q] == boxes[p] && layout.unit_of(mesh.device_id(static_cast<int>(q))) == unit &&
+          may_share(q, p)) {
+        owner[p] = q;
+        break;
+      }
+  }
+  return owner;
+}
+
+// What the pool allocates for a tensor whose positions use their owners' buffers
+// (core/buffer_bytes.hpp): per unit, one block of the owners' aligned shards, rounded.
+constexpr ValueMemory memory_with_owners(Shape const& shape, int dtype_bytes, NamedSharding const& sharding,
+                               MemoryLayout const& layout, std::vector<std::size_t> const& owner,
+                               std::int64_t buffer_base) {
+  Mesh const& mesh = sharding.mesh();
+  auto const positions = static_cast<std::size_t>(mesh.num_devices());
+  ValueMemory m;
+  int top = 0;
+  for (std::size_t p = 0; p < positions; ++p) top = std::max(top, mesh.device_id(static_cast<int>(p)));
+  m.bytes.assign(static_cast<std::size_t>(top) + 1, 0);
+  m.buffer.resize(positions);
+  struct Block {
+    int unit;
+    int first;  // its first owner's device
+    std::size_t total = 0;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t p = 0; p < positions; ++p) {
+    int const id = mesh.device_id(static_cast<int>(p));
+    m.buffer[p] = buffer_base + static_cast<std::int64_t>(owner[p]);
+    if (owner[p] != p) continue;
+    auto const bytes = static_cast<std::size_t>(sharding.shard_shape(shape, static_cast<int>(p)).num_elements()) *
+                       static_cast<std::size_t>(dtype_bytes);
+    std::size_t const aligned = aligned_shard_bytes(bytes);
+    int const unit = layout.unit_of(id);
+    auto b = std::find_if(blocks.begin(), blocks.end(), [&](Block const& x) { return x.unit == unit; });
+    if (b == blocks.end()) b = blocks.insert(blocks.end(), Block{unit, id});
+    b->total += aligned;
+    m.bytes[static_cast<std::size_t>(id)] += static_cast<std::int64_t>(aligned);
+  }
+  for (Block const& b : blocks)
+    m.bytes[static_cast<std::size_t>(b.first)] += static_cast<std::int64_t>(pool_block_bytes(b.total) - b.total);
+  return m;
+}
+
+// One allocation a slot may hold: the bytes each device holds of it, while anything refers to it.
+struct Allocation {
+  ValueMemory memory;
+  std::string what;
+  int refs = 0;
+  bool input = false;  // held by the caller: never dropped by the plan
+};
+
+struct Walk {
+  Plan const& plan;
+  MemoryLayout const& layout;
+  std::size_t device_slots;
+  std::vector<Allocation> allocations;
+  std::vector<int> slot;  // value slot -> allocation (-1: none yet)
+  std::vector<std::optional<NamedSharding>> held;  // value slot -> its sharding
+  std::span<int const> last_read;
+  std::vector<std::int64_t> live;
+
+  constexpr void hold(int a) {
+    auto& al = allocations[static_cast<std::size_t>(a)];
+    if (al.refs++ > 0) return;
+    for (std::size_t d = 0; d < al.memory.bytes.size(); ++d) live[d] += al.memory.bytes[d];
+  }
+  constexpr void drop(int a) {
+    if (a < 0) return;
+    auto& al = allocations[static_cast<std::size_t>(a)];
+    if (--al.refs > 0 || al.input) return;
+    for (std::size_t d = 0; d < al.memory.bytes.size(); ++d) live[d] -= al.memory.bytes[d];
+  }
+  constexpr int add(ValueMemory memory, std::string what, bool input) {
+    memory.bytes.resize(device_slots, 0);
+    for (auto& b : memory.buffer) b += static_cast<std::int64_t>(allocations.size()) << 20;  // (ids apart)
+    allocations.push_back(Allocation{std::move(memory), std::move(what), 0, input});
+    return static_cast<int>(allocations.size()) - 1;
+  }
+  // The executor drops what no later step reads (Plan::last_read).
+  constexpr void drop_read(Step const& step, std::size_t k) {
+    for (int o : step.operands)
+      if (drops_after(last_read, step, k, o)) set_slot(o, -1);
+  }
+  constexpr void set_slot(int s, int a) {
+    int const old = slot[static_cast<std::size_t>(s)];
+    if (a >= 0) hold(a);
+    slot[static_cast<std::size_t>(s)] = a;
+    drop(old);
+  }
+};
+
+// Whether a fused region's replicas at positions q and p read the same memory the same way, so
+// that the runtime computes their block once (runtime/shared_buffers.hpp): every tensor operand of
+// the step lies in one buffer at both.
+constexpr bool reads_alike(Walk const& w, Step const& step, NamedSharding const& made, std::size_t q, std::size_t p) {
+  for (int o : step.operands) {
+    int const a = w.slot[static_cast<std::size_t>(o)];
+    if (a < 0) continue;  // a scalar
+    auto const& buffer = w.allocations[static_cast<std::size_t>(a)].memory.buffer;
+    if (buffer.size() != static_cast<std::size_t>(made.mesh().num_devices()) || buffer[q] != buffer[p]) return false;
+  }
+  return true;
+}
+
+// What a step holds only while it runs, per device id: a reduction with few outputs per device
+// sums each output's rows in up to reduce_runs runs (runtime/region_launch.hpp) into a scratch
+// buffer, and a GEMM with a 16-bit result computes it in float32 first (runtime/local_dot.hpp).
+// (GEMM operands copied into BLAS order are not counted.)
+constexpr std::vector<std::int64_t> step_scratch(Plan const& plan, Step const& step, NamedSharding const& made,
+                                                 std::size_t device_slots) {
+  std::vector<std::int64_t> scratch(device_slots, 0);
+  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  bool const reduce = step.kind == StepKind::kernel && !step.by_op && n.kind == NodeKind::reduce;
+  bool const gemm16 = step.kind == StepKind::kernel && n.kind == NodeKind::dot && n.dtype_bytes == 2;
+  if (!reduce && !gemm16) return scratch;
+  Mesh const& mesh = made.mesh();
+  for (int p = 0; p < mesh.num_devices(); ++p) {
+    auto const d = static_cast<std::size_t>(mesh.device_id(p));
+    std::int64_t const out_elements = made.shard_shape(n.shape, p).num_elements();
+    if (out_elements == 0 || d >= device_slots) continue;
+    if (gemm16) {
+      scratch[d] = static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(out_elements) * 4));
+      continue;
+    }
+    auto const child = static_cast<std::size_t>(n.children.empty() ? -1 : n.children[0]);
+    if (child >= plan.graph.size() || !plan.nodes[child].out) continue;
+    Shape const in = plan.nodes[child].out->shard_shape(plan.graph[child].shape, p);
+    // The space: kept dimensions, then reduced ones; the last reduced one is walked within a run.
+    std::int64_t outputs = 1, reduced = 1, last = 1;
+    for (std::size_t a = 0; a < in.size(); ++a) {
+      bool const is_reduced = std::find(n.axes.begin(), n.axes.end(), a) != n.axes.end();
+      (is_reduced ? reduced : outputs) *= in[a];
+      if (is_reduced) last = in[a];
+    }
+    if (n.axes.empty()) last = 1;
+    if (outputs >= reduce_scratch_outputs) continue;
+    std::int64_t const per_output = last == 0 ? 0 : reduced / last;
+    std::int64_t const runs = std::max<std::int64_t>(1, std::min(per_output, reduce_runs));
+    std::size_t const accumulator = n.dtype_bytes == 2 ? 4 : n.dtype_bytes;  // (16-bit floats sum in float)
+    scratch[d] = static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(outputs * runs) * accumulator));
+  }
+  return scratch;
+}
+
+}  // namespace detail
+
+constexpr ValueMemory value_memory(Shape const& shape, int dtype_bytes, NamedSharding const& sharding,
+                         MemoryLayout const& layout, bool replicas_share) {
+  using namespace detail;
+  auto owner = owners(shape, sharding, layout, [&](std::size_t, std::size_t) { return replicas_share; });
+  return memory_with_owners(shape, dtype_bytes, sharding, layout, owner, 0);
+}
+
+constexpr ValueMemory value_memory(Shape const& shape, int dtype_bytes, NamedSharding const& sharding,
+                         MemoryLayout const& layout, std::vector<std::size_t> const& owner) {
+  using namespace detail;
+  return memory_with_owners(shape, dtype_bytes, sharding, layout, owner, 0);
+}
+
+constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& layout,
+                                         std::span<std::optional<ValueMemory> const> arguments, bool name_largest) {
+  using namespace detail;
+  Graph const& g = plan.graph;
+  // Every device id a value of the plan lives on.
+  int top = 0;
+  auto note_mesh = [&](std::optional<NamedSharding> const& s) {
+    if (s)
+      for (int p = 0; p < s->mesh().num_devices(); ++p) top = std::max(top, s->mesh().device_id(p));
+  };
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (g[i].kind == NodeKind::tensor) note_mesh(g[i].sharding);
+    note_mesh(plan.nodes[i].out);
+    note_mesh(plan.nodes[i].partial);
+    note_mesh(plan.nodes[i].after_collective);
+  }
+  for (Step const& st : plan.steps) note_mesh(st.to);
+  auto const device_slots = static_cast<std::size_t>(top) + 1;
+  std::vector<bool> used(device_slots, false);
+
+  MemoryAnalysis m;
+  std::vector<std::int64_t> peak(device_slots, 0), arguments_held(device_slots, 0);
+  std::vector<int> peak_step(device_slots, -1);
+
+  // As the executor drops values (Plan::last_read; none listed: they live until the plan ends).
+  std::span<int const> const last_read(plan.last_read);
+  // Walks the steps, keeping each device's peak; returns the walk's state at the end, or when
+  // `stop` is a step's index, just after that step made its result (its operands still live):
+  // -1 stops after the arguments, before any step.
+  constexpr int to_the_end = -2;
+  auto walk = [&](int stop) {
+    std::size_t const slots = std::max(plan.slots, g.size());
+    Walk w{plan, layout, device_slots, {}, std::vector<int>(slots, -1), std::vector<std::optional<NamedSharding>>(slots),
+           last_read, std::vector<std::int64_t>(device_slots, 0)};
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      if (g[i].kind != NodeKind::tensor || !g[i].sharding) continue;
+      int const s = plan.slot[i];
+      if (w.slot[static_cast<std::size_t>(s)] >= 0) continue;
+      ValueMemory vm = i < arguments.size() && arguments[i]
+                           ? *arguments[i]
+                           : value_memory(g[i].shape, static_cast<int>(g[i].dtype_bytes), *g[i].sharding, layout, true);
+      int const a = w.add(std::move(vm), "argument (node " + decimal(static_cast<std::int64_t>(i)) + ")", true);
+      w.set_slot(s, a);
+      w.held[static_cast<std::size_t>(s)] = g[i].sharding;
+    }
+    arguments_held = w.live;
+    for (std::size_t d = 0; d < device_slots; ++d) {
+      peak[d] = w.live[d];
+      peak_step[d] = -1;
+    }
+    if (stop == -1) return w;
+    for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+      Step const& step = plan.steps[k];
+      int const rs = result_slot(step);
+      GraphNode const& n = g[static_cast<std::size_t>(step.node)];
+      if (step.kind == StepKind::view) {  // the operand's memory, read as another shape
+        if (!step.operands.empty()) w.set_slot(rs, w.slot[static_cast<std::size_t>(step.operands[0])]);
+        w.held[static_cast<std::size_t>(rs)] = made_sharding(plan, step);
+        w.drop_read(step, k);
+        continue;
+      }
+      auto made = made_sharding(plan, step);
+      if (step.kind == StepKind::exchange || !made) {  // (an exchange: in place, cumsum's carry)
+        w.drop_read(step, k);
+        continue;
+      }
+      bool const reduces = step.kind == StepKind::collective &&
+                           (step.collective == Collective::all_reduce || step.collective == Collective::reduce_scatter);
+      if ((step.kind == StepKind::reshard || (step.kind == StepKind::collective && !reduces && !step.by_op)) &&
+          !step.operands.empty()) {
+        // A sharding change where every device keeps its block keeps its buffers too
+        // (detail::reshard_with_collectives).
+        auto const from = static_cast<std::size_t>(step.operands[0]);
+        auto const& source = w.held[from];
+        if (source && w.slot[from] >= 0 && source->mesh() == made->mesh() &&
+            decompose(n.shape, n.dtype_bytes, *source, *made).empty()) {
+          w.set_slot(rs, w.slot[from]);
+          w.held[static_cast<std::size_t>(rs)] = made;
+          w.drop_read(step, k);
+          continue;
+        }
+      }
+      std::vector<std::size_t> owner;
+      if (step.kind == StepKind::collective && step.collective == Collective::all_reduce) {
+        // Members of a group (positions alike but on the collective's axes) that share memory
+        // share the result's buffer (detail::complete_reduce).
+        MeshAxes const& axes = made->mesh().axes();
+        owner = owners(n.shape, *made, layout, [&](std::size_t q, std::size_t p) {
+          auto const cq = axes.coords(static_cast<int>(q)), cp = axes.coords(static_cast<int>(p));
+          for (std::size_t a = 0; a < axes.num_axes(); ++a)
+            if (cq[a] != cp[a] && std::find(step.axes.begin(), step.axes.end(), a) == step.axes.end()) return false;
+          return true;
+        });
+      } else if (step.kind == StepKind::kernel && !step.by_op && n.kind != NodeKind::reduce) {
+        owner = owners(n.shape, *made, layout, [&](std::size_t q, std::size_t p) { return reads_alike(w, step, *made, q, p); });
+      } else {
+        owner = owners(n.shape, *made, layout, [](std::size_t, std::size_t) { return false; });
+      }
+      ValueMemory vm = memory_with_owners(n.shape, static_cast<int>(n.dtype_bytes), *made, layout, owner, 0);
+      int const a = w.add(std::move(vm), "#" + decimal(static_cast<std::int64_t>(k)) + " " + step.label, false);
+      w.hold(a);  // (live with the value it replaces, as the executor's assignment has both)
+      std::vector<std::int64_t> const scratch = step_scratch(plan, step, *made, device_slots);
+      for (std::size_t d = 0; d < device_slots; ++d)
+        if (w.live[d] + scratch[d] > peak[d]) {
+          peak[d] = w.live[d] + scratch[d];
+          peak_step[d] = static_cast<int>(k);
+        }
+      if (static_cast<int>(k) == stop) return w;
+      w.set_slot(rs, a);
+      w.drop(a);
+      w.held[static_cast<std::size_t>(rs)] = made;
+      w.drop_read(step, k);
+    }
+    return w;
+  };
+
+  Walk const all = walk(to_the_end);
+  for (auto const& al : all.allocations)
+    for (std::size_t d = 0; d < device_slots; ++d) used[d] = used[d] || al.memory.bytes[d] != 0;
+  int const result_allocation = plan.slot.empty() ? -1 : all.slot[static_cast<std::size_t>(plan.slot.back())];
+  for (std::size_t d = 0; d < device_slots; ++d) {
+    if (!used[d]) continue;
+    DeviceMemory dm;
+    dm.device = static_cast<int>(d);
+    dm.argument_bytes = arguments_held[d];
+    if (result_allocation >= 0 && !all.allocations[static_cast<std::size_t>(result_allocation)].input)
+      dm.output_bytes = all.allocations[static_cast<std::size_t>(result_allocation)].memory.bytes[d];
+    dm.peak_bytes = peak[d];
+    dm.peak_step = peak_step[d];
+    dm.temporary_bytes = std::max<std::int64_t>(0, dm.peak_bytes - dm.argument_bytes - dm.output_bytes);
+    if (dm.peak_bytes > m.peak_bytes || m.device < 0) {
+      m.device = dm.device;
+      m.peak_bytes = dm.peak_bytes;
+      m.peak_step = dm.peak_step;
+    }
+    m.devices.push_back(dm);
+  }
+  if (result_allocation >= 0) {
+    auto const& r = all.allocations[static_cast<std::size_t>(result_allocation)];
+    m.result = r.memory;
+    if (r.input) {
+      for (std::size_t i = 0; i < g.size(); ++i)
+        if (g[i].kind == NodeKind::tensor && all.slot[static_cast<std::size_t>(plan.slot[i])] == result_allocation) {
+          m.result_input = static_cast<int>(i);
+          break;
+        }
+    }
+  }
+  if (m.device < 0 || !name_largest) return m;
+  if (m.peak_step >= 0) m.peak_label = "#" + decimal(m.peak_step) + " " + plan.steps[static_cast<std::size_t>(m.peak_step)].label;
+  // What is live on that device at its peak: the walk again, up to it.
+  Walk at = walk(m.peak_step);
+  auto const d = static_cast<std::size_t>(m.device);
+  for (std::size_t a = 0; a < at.allocations.size(); ++a) {
+    auto const& al = at.allocations[a];
+    if (al.memory.bytes[d] > 0 && (al.refs > 0 || al.input)) m.largest_live.push_back({al.what, al.memory.bytes[d]});
+  }
+  std::sort(m.largest_live.begin(), m.largest_live.end(),
+            [](LiveBuffer const& a, LiveBuffer const& b) { return a.bytes > b.bytes; });
+  if (m.largest_live.size() > 5) m.largest_live.resize(5);
+  return m;
+}
+
+}  // namespace tessel::plan
