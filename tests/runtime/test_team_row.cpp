@@ -1,4 +1,4 @@
-// A device team's row reduction (backend/device/team_row.hpp) against reduce_row, on the host's
+// A device team's row reduction (backend/gpu/team_row.hpp) against reduce_row, on the host's
 // execution space with teams of up to two members: the members share the lanes, one combines
 // them, every member returns the value, and a second reduction reuses the lanes after the first.
 // The test suite's device-shaped launches run teams of one member on OpenMP, which call reduce_row
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "tessel/runtime/backend/device/team_row.hpp"
+#include "tessel/runtime/backend/gpu/team_row.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;

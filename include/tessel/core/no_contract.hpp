@@ -3,6 +3,7 @@
 // computed once and read by several consumers (XLA's multi-use products, a mean's scaled sum that
 // a fused kernel keeps per row), each consumer must see the same rounded product whether or not
 // the compiler sees the add beside it.
+#include "tessel/core/compile_pass.hpp"
 #include <concepts>
 
 #include <Kokkos_Macros.hpp>
@@ -14,10 +15,10 @@ namespace tessel {
 // targets (aggressive FMA fusion) and other compilers may, so the barrier is kept everywhere.
 template <std::floating_point T>
 KOKKOS_INLINE_FUNCTION T no_contract_mul(T a, T b) noexcept {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if TESSEL_CUDA_DEVICE_PASS || TESSEL_HIP_DEVICE_PASS
   if constexpr (sizeof(T) == 4) return __fmul_rn(a, b);
   else return __dmul_rn(a, b);
-#elif defined(__SYCL_DEVICE_ONLY__)
+#elif TESSEL_SYCL_DEVICE_PASS
   volatile T p = a * b;
   return p;
 #elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))
@@ -40,10 +41,10 @@ KOKKOS_INLINE_FUNCTION T no_contract_mul(T a, T b) noexcept {
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T rounded_operand(T v) noexcept {
   if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
-#if defined(__CUDA_ARCH__)
+#if TESSEL_CUDA_DEVICE_PASS
     if constexpr (sizeof(T) == 4) asm("mov.b32 %0, %0;" : "+f"(v));
     else asm("mov.b64 %0, %0;" : "+d"(v));
-#elif defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+#elif TESSEL_HIP_DEVICE_PASS || TESSEL_SYCL_DEVICE_PASS
     volatile T p = v;
     v = p;
 #elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__SSE2__))

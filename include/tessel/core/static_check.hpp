@@ -7,11 +7,12 @@
 //          ('dp': 4, 'mp': 2)
 // The message needs static_assert with a computed message: GCC >= 14 (in C++20 mode too) or a
 // compiler in C++26 mode. Elsewhere the check still fails to compile, with a fixed text.
+#include "tessel/core/compile_pass.hpp"
 #include "tessel/core/shard_layout.hpp"
 
 // (nvcc and clang define __GNUC__ too, without GCC's computed messages.)
 #if (defined(__cpp_static_assert) && __cpp_static_assert >= 202306L) || \
-    (defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && __GNUC__ >= 14)
+    (defined(__GNUC__) && !defined(__clang__) && !TESSEL_NVCC && __GNUC__ >= 14)
 #define TESSEL_DETAIL_STATIC_ASSERT_MESSAGE(message) \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wc++26-extensions\"") \
   static_assert((message).empty(), message); _Pragma("GCC diagnostic pop")

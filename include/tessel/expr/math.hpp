@@ -77,6 +77,7 @@
 //     from XLA's in the last bit for ~1% of inputs.
 #pragma once
 
+#include "tessel/core/compile_pass.hpp"
 #include <Kokkos_BitManipulation.hpp>
 #include <Kokkos_Macros.hpp>
 #include <Kokkos_MathematicalFunctions.hpp>
@@ -86,7 +87,7 @@
 // 1 when the target executes fused multiply-add in hardware (decided per compilation pass, so a
 // CUDA/HIP build uses it on the device even when the host pass does not).  May be predefined.
 #ifndef TESSEL_MATH_HW_FMA
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__) || \
+#if TESSEL_DEVICE_PASS || \
     defined(__FMA__) || defined(__aarch64__) || defined(__ARM_FEATURE_FMA) ||                     \
     (defined(_MSC_VER) && defined(__AVX2__))
 #define TESSEL_MATH_HW_FMA 1
@@ -97,8 +98,7 @@
 
 // clang honours math-errno in sqrtf() even for an argument known to be >= 0, which stops
 // vectorization; its elementwise builtin has no errno (g++ drops the errno path on its own).
-#if defined(__clang__) && defined(__has_builtin) && !defined(__CUDA_ARCH__) && \
-    !defined(__HIP_DEVICE_COMPILE__)
+#if defined(__clang__) && defined(__has_builtin) && !TESSEL_CUDA_DEVICE_PASS && !TESSEL_HIP_DEVICE_PASS
 #if __has_builtin(__builtin_elementwise_sqrt)
 #define TESSEL_MATH_IMPL_ELEMENTWISE_SQRT 1
 #endif
@@ -231,7 +231,7 @@ KOKKOS_FORCEINLINE_FUNCTION double fmad(double a, double b, double c) noexcept {
 // products separate).  fma(a, b, -0) == RN(a*b) exactly, zero signs included; without hardware
 // FMA the compiler cannot contract anyway.  No asm barrier: that would stop vectorization.
 KOKKOS_FORCEINLINE_FUNCTION float mul_rn(float a, float b) noexcept {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if TESSEL_CUDA_DEVICE_PASS || TESSEL_HIP_DEVICE_PASS
   return __fmul_rn(a, b);
 #elif TESSEL_MATH_HW_FMA
   return Kokkos::fma(a, b, -0.0f);

@@ -8,6 +8,7 @@
 // then at<Unit>(e) gives the value at position e of the last dimension. Unit = true promises every
 // leaf walks that dimension contiguously (stride 1), which lets the compiler vectorize the row
 // loop; kernels check it before choosing that instantiation.
+#include "tessel/core/compile_pass.hpp"
 #include <cstdint>
 #include <utility>
 
@@ -137,7 +138,7 @@ struct NodeEval;
 // nvcc and hipcc a plain member, since nvcc 13 lays out a member after a [[no_unique_address]] one
 // at another offset in device code than in host code (a kernel then read its evaluator, and the
 // output pointer after it, from the wrong place).
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if TESSEL_NVCC || TESSEL_HIPCC
 #define TESSEL_DETAIL_NO_UNIQUE_ADDRESS
 #else
 #define TESSEL_DETAIL_NO_UNIQUE_ADDRESS [[no_unique_address]]

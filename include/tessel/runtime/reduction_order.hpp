@@ -2,7 +2,7 @@
 // The order a row reduction combines its elements in: the bit contract. reduce_row's 64 lanes, their
 // tree and the tail are fixed by the row length alone, so a row reduces to the same bits on any
 // mesh, any backend and whoever computes it (one thread: SerialRow; a device's team:
-// backend/device/team_row.hpp). tests/semantics checks the bits against JAX's. Also here: the row
+// backend/gpu/team_row.hpp). tests/semantics checks the bits against JAX's. Also here: the row
 // loops that feed a reduction from memory (RowEval, reduce_row_storing) and the prefetching row
 // writer they share with row-fused kernels.
 #include <concepts>
@@ -37,7 +37,7 @@ struct NextRowStreams {
 
 // Who computes a row's fused reductions in begin_row: the calling thread alone (SerialRow: a host
 // work item, a device's one-element work item), or a device's team together
-// (backend/device/team_row.hpp), whose members share reduce_row's lanes. Either way the lanes,
+// (backend/gpu/team_row.hpp), whose members share reduce_row's lanes. Either way the lanes,
 // their tree and the tail are reduce_row's, so the value has the same bits.
 struct SerialRow {
   template <class Op, class T, bool Unit, bool Fused, class Ev>

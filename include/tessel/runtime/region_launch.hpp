@@ -1,13 +1,13 @@
 #pragma once
 // Launching a region's kernels on one device: the elementwise launch (one output per position) and
 // the reduction launch (one output per kept position), in the backend's shapes
-// (backend/region_launch.hpp). Shared by the typed region kernels (runtime/region_kernels.hpp) and
+// (backend/launch_shapes.hpp). Shared by the typed region kernels (runtime/region_kernels.hpp) and
 // the executor's untyped steps (src/runtime/execute.cpp).
 #include <algorithm>
 #include <cstdint>
 
 #include "tessel/core/buffer_bytes.hpp"
-#include "tessel/runtime/backend/region_launch.hpp"
+#include "tessel/runtime/backend/launch_shapes.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/kernel_eval.hpp"

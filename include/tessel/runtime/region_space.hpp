@@ -1,7 +1,7 @@
 #pragma once
 // A region's iteration space on one device: its dimensions (reduced ones last), how each leaf's
 // shard maps onto it, and how a flat index or a reduction's output row maps back. The kernels that
-// walk it are the backend's (backend/region_launch.hpp); runtime/region_launch.hpp launches them.
+// walk it are the backend's (backend/launch_shapes.hpp); runtime/region_launch.hpp launches them.
 #include <algorithm>
 #include <cstdint>
 #include <memory>

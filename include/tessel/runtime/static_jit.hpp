@@ -13,6 +13,7 @@
 // (explain's lines, Kokkos Tools labels: std::format is not constexpr) and checked, instruction by
 // instruction, against the one the compiler made. No sharding is chosen then; a later call on the
 // same devices reuses the bound plan and its kernels.
+#include "tessel/core/compile_pass.hpp"
 #include <array>
 #include <optional>
 #include <string>
@@ -26,7 +27,7 @@
 // 1 where the compiler can plan in constexpr; 0 under nvcc, whose front end cannot run tessel's
 // planner (a static_jit there fails with one static_assert saying so). Code that also builds for
 // CUDA keeps its static_jit uses under #if TESSEL_STATIC_JIT; jit makes the same plan at run time.
-#if defined(__CUDACC__)
+#if TESSEL_NVCC
 #define TESSEL_STATIC_JIT 0
 #else
 #define TESSEL_STATIC_JIT 1

@@ -5,6 +5,7 @@
 // model); a reduction over sharded dimensions leaves partial results that an all-reduce (or, when
 // the requested output wants it, a reduce-scatter) completes; a sharding constraint is a hard
 // requirement.
+#include "tessel/core/compile_pass.hpp"
 #include <algorithm>
 #include <format>
 
@@ -267,7 +268,7 @@ constexpr void Planner::complete_partial(NodePlan& p, NamedSharding const& parti
 // first needs its plan, and static_jit says it cannot plan in nvcc's compiler
 // (runtime/static_jit.hpp). Inline there as constexpr makes it elsewhere: the header is included by
 // planner.cpp and by every source that uses static_jit.hpp, and each would define it again.
-#if defined(__CUDACC__)
+#if TESSEL_NVCC
 #define TESSEL_DETAIL_PLANNER_CONSTEXPR inline
 #else
 #define TESSEL_DETAIL_PLANNER_CONSTEXPR constexpr

@@ -1,10 +1,10 @@
 #pragma once
 // The kernel shapes and memory hints of this build's backend, from its folder: backend/host/ for
-// CPU backends; backend/device/ for GPU backends, and for CPU builds compiled with
+// CPU backends; backend/gpu/ for GPU backends, and for CPU builds compiled with
 // TESSEL_DEVICE_SHAPED_KERNELS, which run the device shapes on a CPU so that CI tests their logic.
 // Generic runtime code reads the capabilities these headers define (`backend::copy_chunk`,
 // `TESSEL_ROW_MEMO`, ...) and never which backend it runs on: this is the one header that asks,
-// and TESSEL_DEVICE_SHAPES says what it chose to the other selectors (backend/region_launch.hpp).
+// and TESSEL_DEVICE_SHAPES says what it chose to the other selectors (backend/launch_shapes.hpp).
 #include <Kokkos_Core.hpp>
 
 // Kernels compiled for a GPU, or for a host CPU.
@@ -21,7 +21,7 @@
 #endif
 
 #if TESSEL_DEVICE_SHAPES
-#include "tessel/runtime/backend/device/kernel_traits.hpp"
+#include "tessel/runtime/backend/gpu/kernel_traits.hpp"
 #else
 #include "tessel/runtime/backend/host/kernel_traits.hpp"
 #endif

@@ -2,6 +2,7 @@
 // Device backends (GPUs), and CPU builds that test their shapes: a work item is one element (or a
 // team's share of a row), so that neighbouring threads touch neighbouring memory; each logical
 // device's kernels go to its own execution-space instance; no memory hints.
+#include "tessel/core/compile_pass.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -19,7 +20,7 @@ inline constexpr std::int64_t copy_chunk = 1;
 // One instantiation per region on a GPU: a GPU thread gains nothing from unit-stride or all-fused
 // rows compiled apart, and every instantiation is a kernel for nvcc to compile. A CPU build of these
 // shapes keeps them (they vectorize its loops; the values and their order are the same).
-#if defined(__CUDACC__) || defined(__HIPCC__) || defined(SYCL_LANGUAGE_VERSION)
+#if TESSEL_GPU_COMPILER
 inline constexpr bool specializes_rows = false;
 #else
 inline constexpr bool specializes_rows = true;

@@ -10,7 +10,7 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
 #include "tessel/runtime/region_space.hpp"
-#include "tessel/runtime/backend/device/team_row.hpp"
+#include "tessel/runtime/backend/gpu/team_row.hpp"
 
 namespace tessel::backend {
 

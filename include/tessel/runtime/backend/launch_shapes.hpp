@@ -5,7 +5,7 @@
 #include "tessel/runtime/backend/kernel_traits.hpp"
 
 #if TESSEL_DEVICE_SHAPES
-#include "tessel/runtime/backend/device/region_launch.hpp"
+#include "tessel/runtime/backend/gpu/team_launch.hpp"
 #else
-#include "tessel/runtime/backend/host/region_launch.hpp"
+#include "tessel/runtime/backend/host/row_launch.hpp"
 #endif
