@@ -53,17 +53,11 @@ constexpr Mesh const* mesh_of(E const& e) {
     return m.num_devices() > 1 ? &m : nullptr;
   } else if constexpr (E::kind == NodeKind::constraint) {
     return &e.data.sharding.mesh();
-  } else if constexpr (arity<E> <= 3) {
-    Mesh const* found = nullptr;
-    if constexpr (arity<E> > 0) found = mesh_of(std::get<0>(e.children));
-    if constexpr (arity<E> > 1) found = found ? found : mesh_of(std::get<1>(e.children));
-    if constexpr (arity<E> > 2) found = found ? found : mesh_of(std::get<2>(e.children));
-    return found;
   } else {
     Mesh const* found = nullptr;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((found = found ? found : mesh_of(std::get<I>(e.children))), ...);
-    }(std::make_index_sequence<arity<E>>{});
+#define TESSEL_STEP(K) (found = found ? found : mesh_of(std::get<K>(e.children)))
+    TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
     return found;
   }
 }

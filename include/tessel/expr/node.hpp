@@ -335,9 +335,10 @@ struct check_depth {
 template <class E>
 inline constexpr bool depth_ok = check_depth<E::subtree::depth>::ok;
 
-// Passes over deep expressions reach a node's children with `if constexpr` ladders on the arity
-// (no helper template or generic lambda between a node and its children), so each level of
-// nesting costs one level of template instantiation; concatenate's many children are a fold.
+// Passes over deep expressions reach a node's children with TESSEL_FOR_EACH_CHILD below: an
+// `if constexpr` ladder on the arity (no helper template or generic lambda between a node and its
+// children), so each level of nesting costs one level of template instantiation; concatenate's
+// many children are a fold.
 template <class E>
 inline constexpr std::size_t arity = std::tuple_size_v<decltype(E::children)>;
 template <std::size_t K, class E>
@@ -349,5 +350,22 @@ inline constexpr int child_offset = [] {
   else return child_offset<E, K - 1> + child_t<K - 1, E>::subtree::nodes;
 }();
 }  // namespace detail
+
+// Evaluates STEP(K) for each child K of the node type E, in order. STEP is a function-like macro
+// the caller defines around its own expression of K (child_t<K, E>, child_offset<E, K>,
+// std::get<K>(e.children)). A macro rather than a function: expressions nest up to
+// max_expression_depth = 256 levels, and a helper template or a generic lambda between a node and
+// its children would multiply the instantiation levels each costs; the ladder adds none. More than
+// three children (concatenate's) are a fold.
+#define TESSEL_FOR_EACH_CHILD(E, STEP)                                                                       \
+  if constexpr (::tessel::detail::arity<E> <= 3) {                                                         \
+    if constexpr (::tessel::detail::arity<E> > 0) STEP(0);                                                 \
+    if constexpr (::tessel::detail::arity<E> > 1) STEP(1);                                                 \
+    if constexpr (::tessel::detail::arity<E> > 2) STEP(2);                                                 \
+  } else {                                                                                                 \
+    [&]<std::size_t... tessel_k>(std::index_sequence<tessel_k...>) {                                       \
+      (STEP(tessel_k), ...);                                                                               \
+    }(std::make_index_sequence<::tessel::detail::arity<E>>{});                                             \
+  }
 
 }  // namespace tessel

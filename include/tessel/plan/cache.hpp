@@ -91,15 +91,9 @@ struct SignatureSink {
 // level (node.hpp, arity).
 template <class E, class Sink>
 void signature(E const& e, SignatureSink<Sink>& sink) {
-  if constexpr (tessel::detail::arity<E> <= 3) {
-    if constexpr (tessel::detail::arity<E> > 0) signature(std::get<0>(e.children), sink);
-    if constexpr (tessel::detail::arity<E> > 1) signature(std::get<1>(e.children), sink);
-    if constexpr (tessel::detail::arity<E> > 2) signature(std::get<2>(e.children), sink);
-  } else {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (signature(std::get<I>(e.children), sink), ...);
-    }(std::make_index_sequence<tessel::detail::arity<E>>{});
-  }
+#define TESSEL_STEP(K) signature(std::get<K>(e.children), sink)
+  TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
   E::tag::sign(e.data, e.shape(), sink);
 }
 

@@ -133,15 +133,9 @@ constexpr int describe(E const& e, Graph& g, LeafIdentities& leaves) {
   using Tag = typename E::tag;
   GraphNode n{E::kind, Tag::name(e.data), dtype_name<V>(), std::is_arithmetic_v<V> || Element<V> ? sizeof(V) : 0,
               Shape(e.shape())};
-  if constexpr (tessel::detail::arity<E> <= 3) {
-    if constexpr (tessel::detail::arity<E> > 0) n.children.push_back(describe(std::get<0>(e.children), g, leaves));
-    if constexpr (tessel::detail::arity<E> > 1) n.children.push_back(describe(std::get<1>(e.children), g, leaves));
-    if constexpr (tessel::detail::arity<E> > 2) n.children.push_back(describe(std::get<2>(e.children), g, leaves));
-  } else {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (n.children.push_back(describe(std::get<I>(e.children), g, leaves)), ...);
-    }(std::make_index_sequence<tessel::detail::arity<E>>{});
-  }
+#define TESSEL_STEP(K) n.children.push_back(describe(std::get<K>(e.children), g, leaves))
+  TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
   for (int c : n.children) n.varying |= g[static_cast<std::size_t>(c)].varying;
   DescribeLeaves ctx{leaves, static_cast<int>(g.size())};
   Tag::describe(e.data, n, ctx);

@@ -162,9 +162,9 @@ struct Binder {
   template <class E>
   void row_reductions(int base, RowMemo::Entries& out) const {
     if constexpr (E::kind == NodeKind::elementwise) {
-      row_reductions<child_t<0, E>>(base, out);
-      if constexpr (arity<E> > 1) row_reductions<child_t<1, E>>(base + child_offset<E, 1>, out);
-      if constexpr (arity<E> > 2) row_reductions<child_t<2, E>>(base + child_offset<E, 2>, out);
+#define TESSEL_STEP(K) row_reductions<child_t<K, E>>(base + child_offset<E, K>, out)
+      TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
     } else if constexpr (E::kind == NodeKind::reduce) {
       int const id = root<E>(base);
       if (!at(id).row_fused) return;  // read as a tensor: its input is not in this kernel
@@ -199,9 +199,10 @@ struct Binder {
   template <class E>
   bool has_row_fusion(int base) const {
     if constexpr (E::kind == NodeKind::elementwise) {
-      bool any = has_row_fusion<child_t<0, E>>(base);
-      if constexpr (arity<E> > 1) any = any || has_row_fusion<child_t<1, E>>(base + child_offset<E, 1>);
-      if constexpr (arity<E> > 2) any = any || has_row_fusion<child_t<2, E>>(base + child_offset<E, 2>);
+      bool any = false;
+#define TESSEL_STEP(K) (any = any || has_row_fusion<child_t<K, E>>(base + child_offset<E, K>))
+      TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
       return any;
     } else if constexpr (E::kind == NodeKind::reduce) {
       return at(root<E>(base)).row_fused;
@@ -229,9 +230,9 @@ struct Binder {
     if constexpr (std::same_as<E, R>) {
       if (found_base < 0) found_base = base;
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      find_first<R, child_t<0, E>>(base, found_base);
-      if constexpr (arity<E> > 1) find_first<R, child_t<1, E>>(base + child_offset<E, 1>, found_base);
-      if constexpr (arity<E> > 2) find_first<R, child_t<2, E>>(base + child_offset<E, 2>, found_base);
+#define TESSEL_STEP(K) find_first<R, child_t<K, E>>(base + child_offset<E, K>, found_base)
+      TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
     }
   }
 
@@ -243,9 +244,10 @@ struct Binder {
     } else if constexpr (std::same_as<E, R>) {
       return at(root<E>(base)).row_fused && same_value(plan, state, root<reduce_child_t<R>>(base), s);
     } else if constexpr (E::kind == NodeKind::elementwise) {
-      bool ok = region_matches<R, child_t<0, E>>(base, s);
-      if constexpr (arity<E> > 1) ok = ok && region_matches<R, child_t<1, E>>(base + child_offset<E, 1>, s);
-      if constexpr (arity<E> > 2) ok = ok && region_matches<R, child_t<2, E>>(base + child_offset<E, 2>, s);
+      bool ok = true;
+#define TESSEL_STEP(K) (ok = ok && region_matches<R, child_t<K, E>>(base + child_offset<E, K>, s))
+      TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
       return ok;
     } else {
       return true;

@@ -135,20 +135,16 @@ void region_kernels(std::vector<KernelFn>& table, int base) {
     if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
   } else if constexpr (E::kind == NodeKind::elementwise) {
     if constexpr (!InRegion) table[static_cast<std::size_t>(id)] = &fused_kernel<E>;
-    region_kernels<child_t<0, E>, true>(table, base);
-    if constexpr (arity<E> > 1) region_kernels<child_t<1, E>, true>(table, base + child_offset<E, 1>);
-    if constexpr (arity<E> > 2) region_kernels<child_t<2, E>, true>(table, base + child_offset<E, 2>);
+#define TESSEL_STEP(K) region_kernels<child_t<K, E>, true>(table, base + child_offset<E, K>)
+    TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
   } else if constexpr (E::kind == NodeKind::reduce) {
     table[static_cast<std::size_t>(id)] = &reduce_kernel<E>;
     region_kernels<reduce_child_t<E>, true>(table, base);
-  } else if constexpr (arity<E> <= 3) {  // a boundary: its operands start regions of their own
-    if constexpr (arity<E> > 0) region_kernels<child_t<0, E>, false>(table, base);
-    if constexpr (arity<E> > 1) region_kernels<child_t<1, E>, false>(table, base + child_offset<E, 1>);
-    if constexpr (arity<E> > 2) region_kernels<child_t<2, E>, false>(table, base + child_offset<E, 2>);
-  } else {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (region_kernels<child_t<I, E>, false>(table, base + child_offset<E, I>), ...);
-    }(std::make_index_sequence<arity<E>>{});
+  } else {  // a boundary: its operands start regions of their own
+#define TESSEL_STEP(K) region_kernels<child_t<K, E>, false>(table, base + child_offset<E, K>)
+    TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
   }
 }
 
@@ -192,14 +188,10 @@ void bind_inputs(E const& e, int base, RunState& state) {
     state.inputs[id] = state.values[id] = e.data.tensor.impl_ptr();
   } else if constexpr (E::kind == NodeKind::scalar) {
     state.scalars[id] = static_cast<double>(e.data.value);
-  } else if constexpr (arity<E> <= 3) {
-    if constexpr (arity<E> > 0) bind_inputs(std::get<0>(e.children), base, state);
-    if constexpr (arity<E> > 1) bind_inputs(std::get<1>(e.children), base + child_offset<E, 1>, state);
-    if constexpr (arity<E> > 2) bind_inputs(std::get<2>(e.children), base + child_offset<E, 2>, state);
   } else {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (bind_inputs(std::get<I>(e.children), base + child_offset<E, I>, state), ...);
-    }(std::make_index_sequence<arity<E>>{});
+#define TESSEL_STEP(K) bind_inputs(std::get<K>(e.children), base + child_offset<E, K>, state)
+    TESSEL_FOR_EACH_CHILD(E, TESSEL_STEP)
+#undef TESSEL_STEP
   }
 }
 
