@@ -270,12 +270,7 @@ struct ReduceEval {
       leaf.begin_row(idx, outer);
       return;
     }
-#ifdef TESSEL_ROW_MEMO
-    if (memo_read >= 0) {  // an earlier reduction of this row computed the same value
-      value = row_memo<C>[memo_read];
-      return;
-    }
-#endif
+    if (backend::row_memo_read(memo_read, value)) return;  // an earlier equal reduction's, this row
     child.begin_row(idx, outer, r);
     C id = Op::template identity<C>();
     if constexpr (!backend::specializes_rows) value = scaled<Op>(r.template reduce<Op, C, false, false>(child, length, id), scale);
@@ -284,9 +279,7 @@ struct ReduceEval {
     else if (child_fused) value = scaled<Op>(r.template reduce<Op, C, false, true>(child, length, id), scale);
     else value = scaled<Op>(r.template reduce<Op, C, false, false>(child, length, id), scale);
     if constexpr (HalfFloat<T>) value = C(T(value));
-#ifdef TESSEL_ROW_MEMO
-    if (memo_write >= 0) row_memo<C>[memo_write] = value;
-#endif
+    backend::row_memo_write(memo_write, value);
   }
   // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
   // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.

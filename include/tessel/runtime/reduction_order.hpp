@@ -54,35 +54,16 @@ inline constexpr int reduction_lanes = 64;
 // one by one (a row shorter than 64 is summed in order, as XLA does). The order is fixed by the
 // row length alone, so a row reduces the same way on any mesh and any backend.
 //
-// On host CPUs the floating lanes are native vectors (backend/host/lane_vectors.hpp: GCC 14 leaves XLA's max
-// scalar when the lanes are scalars), fed straight from a contiguous row, or from blocks of
-// values that a plain loop (vectorized as any fused kernel) computes into L1.
+// On host CPUs the floating lanes are native vectors (backend::reduce_in_vectors,
+// backend/host/lane_vectors.hpp: GCC 14 leaves XLA's max scalar when the lanes are scalars).
 template <class Op, class T, bool Unit, bool Fused, class Ev>
 KOKKOS_FORCEINLINE_FUNCTION T reduce_row(Ev const& ev_in, std::int64_t length, T acc) {
   constexpr int lanes = reduction_lanes;
   Ev const ev = ev_in;  // a private copy, plainly loop-invariant
   std::int64_t const whole = length - length % lanes;
   T tree{};
-  bool reduced = false;  // the lanes were native vectors, and `tree` holds their tree
-#ifdef TESSEL_LANE_VECTORS
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
-    static_assert(LaneVectors<T>::lanes == lanes);
-    LaneVectors<T> vectors(Op::template identity<T>());
-    if constexpr (Unit && requires { { ev.row_data() } -> std::same_as<T const*>; }) {
-      T const* row = ev.row_data();
-      for (std::int64_t e = 0; e < whole; e += lanes) vectors.template add<Op::combiner>(row + e);
-    } else {
-      T values[lanes];
-      for (std::int64_t e = 0; e < whole; e += lanes) {
-#pragma GCC ivdep
-        for (int k = 0; k < lanes; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
-        vectors.template add<Op::combiner>(values);
-      }
-    }
-    tree = vectors.template tree<Op::combiner>();
-    reduced = true;
-  }
-#endif
+  // On host CPUs the lanes are native vectors (the backend's reduce_in_vectors), in this order.
+  bool const reduced = backend::reduce_in_vectors<Op, T, Unit, Fused>(ev, whole, tree);
   if (!reduced) {
     T lane[lanes];
     for (int j = 0; j < lanes; ++j) lane[j] = Op::template identity<T>();

@@ -113,12 +113,10 @@ struct Binder {
         r.fused = true;
         bind_row_reduction<E>(r, base, pos, region, space);
         r.child_fused = r.child.all_reduces_fused();
-#ifdef TESSEL_ROW_MEMO
         if (auto const* m = memo ? memo->find(id) : nullptr) {
           r.memo_write = m->write;
           r.memo_read = m->read;
         }
-#endif
       } else {
         r.leaf = leaf<V>(value(id), pos, region, space);
       }
@@ -176,7 +174,7 @@ struct Binder {
   template <class E>
   RowMemo row_memo(int base) const {
     RowMemo m;
-#ifdef TESSEL_ROW_MEMO
+    if constexpr (backend::row_memo_slots == 0) return m;
     row_reductions<E>(base, m.entries);
     int slots = 0;
     for (std::size_t i = 0; i < m.entries.size(); ++i) {
@@ -185,14 +183,13 @@ struct Binder {
         auto& first = m.entries[j];
         if (first.read >= 0 || first.type != e.type || !same_value(plan, state, first.node, e.node)) continue;
         if (first.write < 0) {
-          if (slots == row_memo_slots) break;
+          if (slots == backend::row_memo_slots) break;
           first.write = static_cast<std::int8_t>(slots++);
         }
         e.read = first.write;
         break;
       }
     }
-#endif
     return m;
   }
 

@@ -3,8 +3,9 @@
 // CPU backends; backend/gpu/ for GPU backends, and for CPU builds compiled with
 // TESSEL_DEVICE_SHAPED_KERNELS, which run the device shapes on a CPU so that CI tests their logic.
 // Generic runtime code reads the capabilities these headers define (`backend::copy_chunk`,
-// `TESSEL_ROW_MEMO`, ...) and never which backend it runs on: this is the one header that asks,
-// and TESSEL_DEVICE_SHAPES says what it chose to the other selectors (backend/launch_shapes.hpp).
+// `backend::row_memo_slots`, `backend::reduce_in_vectors`, ...) and never which backend it runs
+// on: this is the one header that asks, and TESSEL_DEVICE_SHAPES says what it chose to the other
+// selectors (backend/launch_shapes.hpp).
 #include <Kokkos_Core.hpp>
 
 // Kernels compiled for a GPU, or for a host CPU.
@@ -31,4 +32,6 @@
 // slower softmax). The lanes and their order are the same either way, so the bits are.
 #if !TESSEL_GPU_KERNELS
 #include "tessel/runtime/backend/host/lane_vectors.hpp"
+#else
+#include "tessel/runtime/backend/gpu/scalar_lanes.hpp"
 #endif

@@ -48,4 +48,14 @@ KOKKOS_FORCEINLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src
 
 KOKKOS_FORCEINLINE_FUNCTION void copies_done(bool) {}
 
+// No row memo: a GPU's rows begin in many threads at once, with no per-thread place to leave a
+// value between them (each reduction computes its own).
+inline constexpr int row_memo_slots = 0;
+template <class C>
+KOKKOS_FORCEINLINE_FUNCTION bool row_memo_read(std::int8_t, C&) {
+  return false;
+}
+template <class C>
+KOKKOS_FORCEINLINE_FUNCTION void row_memo_write(std::int8_t, C) {}
+
 }  // namespace tessel::backend

@@ -76,10 +76,27 @@ namespace tessel::detail {
 // Per-row values shared by the row-fused reductions of one kernel that compute the same value
 // (LayerNorm's mean, once in (x - mean) and again inside var): the first, in begin_row order,
 // computes it and leaves it here; the others read it (kernel_eval.hpp's ReduceEval, slots assigned
-// by RowMemo in region_kernels.hpp). Per host thread, as each thread begins its rows one at a time.
-#define TESSEL_ROW_MEMO 1
-inline constexpr int row_memo_slots = 16;
+// by RowMemo in region_binder.hpp). Per host thread, as each thread begins its rows one at a time.
 template <class T>
-inline thread_local T row_memo[row_memo_slots];
+inline thread_local T row_memo[16];
 
 }  // namespace tessel::detail
+
+namespace tessel::backend {
+
+// The row memo's slots (0: none; the binder assigns none then).
+inline constexpr int row_memo_slots = 16;
+// A reduction's value left by an earlier equal one of the same row, from slot `slot` (-1: none).
+template <class C>
+KOKKOS_FORCEINLINE_FUNCTION bool row_memo_read(std::int8_t slot, C& value) {
+  if (slot < 0) return false;
+  value = detail::row_memo<C>[slot];
+  return true;
+}
+// Leaves a reduction's value for the equal ones after it, in slot `slot` (-1: none).
+template <class C>
+KOKKOS_FORCEINLINE_FUNCTION void row_memo_write(std::int8_t slot, C value) {
+  if (slot >= 0) detail::row_memo<C>[slot] = value;
+}
+
+}  // namespace tessel::backend

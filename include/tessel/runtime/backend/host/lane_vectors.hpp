@@ -127,3 +127,38 @@ struct LaneVectors {
 #endif
 
 }  // namespace tessel::detail
+
+namespace tessel::backend {
+
+// reduce_row's whole 64-element blocks of a row of ev, each lane j taking elements j, j + 64, ... in
+// native vectors, then their tree into `tree`: true for float and double (with the compilers that
+// have vector types), false to leave the row to reduce_row's scalar lanes (the same order, so the
+// same bits). Fed straight from a contiguous row (an evaluator with row_data()), or from blocks of
+// values that a plain loop (vectorized as any fused kernel) computes into L1.
+template <class Op, class T, bool Unit, bool Fused, class Ev>
+KOKKOS_FORCEINLINE_FUNCTION bool reduce_in_vectors([[maybe_unused]] Ev const& ev, [[maybe_unused]] std::int64_t whole,
+                                                   [[maybe_unused]] T& tree) {
+#ifdef TESSEL_LANE_VECTORS
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+    using detail::LaneVectors;
+    constexpr int lanes = LaneVectors<T>::lanes;
+    LaneVectors<T> vectors(Op::template identity<T>());
+    if constexpr (Unit && requires { { ev.row_data() } -> std::same_as<T const*>; }) {
+      T const* row = ev.row_data();
+      for (std::int64_t e = 0; e < whole; e += lanes) vectors.template add<Op::combiner>(row + e);
+    } else {
+      T values[lanes];
+      for (std::int64_t e = 0; e < whole; e += lanes) {
+#pragma GCC ivdep
+        for (int k = 0; k < lanes; ++k) values[k] = static_cast<T>(ev.template at<Unit, Fused>(e + k));
+        vectors.template add<Op::combiner>(values);
+      }
+    }
+    tree = vectors.template tree<Op::combiner>();
+    return true;
+  }
+#endif
+  return false;
+}
+
+}  // namespace tessel::backend
