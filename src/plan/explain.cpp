@@ -10,33 +10,8 @@
 #include "tessel/plan/passes.hpp"
 #include "tessel/plan/cost_analysis.hpp"
 #include "tessel/plan/memory_analysis.hpp"
-#include "tessel/plan/placement_note.hpp"
 
 namespace tessel::plan {
-namespace {
-
-struct PlacementNote {
-  std::mutex mutex;
-  std::string text;
-};
-PlacementNote& placement() {
-  static PlacementNote note;
-  return note;
-}
-
-}  // namespace
-
-void set_placement_note(std::string note) {
-  auto& p = placement();
-  std::lock_guard lock(p.mutex);
-  p.text = std::move(note);
-}
-
-std::string placement_note() {
-  auto& p = placement();
-  std::lock_guard lock(p.mutex);
-  return p.text;
-}
 
 std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes) {
   std::string s = "(";
@@ -69,14 +44,14 @@ std::string type_text(GraphNode const& n) {
   return s + "]";
 }
 
-std::string to_string(Plan const& plan, MemoryAnalysis const* memory) {
+std::string to_string(Plan const& plan, MemoryAnalysis const* memory, std::string_view devices) {
   std::string s;
   for (auto const& step : plan.steps) s += step.text + "\n";
   if (plan.steps.empty()) return s + "(nothing to run: the result is an input)\n";
   s += cost_analysis_text(plan);
   if (memory != nullptr) s += memory_analysis_text(*memory);
   s += "cost model: " + plan.priced_by + "\n";
-  if (std::string where = placement_note(); !where.empty()) s += "devices: " + where + "\n";
+  if (!devices.empty()) s += std::format("devices: {}\n", devices);
   return s;
 }
 
@@ -94,7 +69,7 @@ std::string json_string(std::string_view s) {
 
 }  // namespace
 
-std::string to_json(Plan const& plan, MemoryAnalysis const* memory) {
+std::string to_json(Plan const& plan, MemoryAnalysis const* memory, std::string_view devices) {
   auto costs = cost_analysis(plan);
   auto strings = [](std::vector<std::string> const& list) {
     std::string out;
@@ -139,16 +114,16 @@ std::string to_json(Plan const& plan, MemoryAnalysis const* memory) {
                    "\"bytes_accessed\": {}, \"estimate_us\": {}}}",
                    flops, read, written, read + written, us);
   if (memory != nullptr && memory->device >= 0) {
-    std::string devices;
+    std::string per_device;
     for (auto const& d : memory->devices)
-      devices += std::format("{}{{\"device\": {}, \"argument_bytes\": {}, \"output_bytes\": {}, \"temporary_bytes\": {}, "
+      per_device += std::format("{}{{\"device\": {}, \"argument_bytes\": {}, \"output_bytes\": {}, \"temporary_bytes\": {}, "
                              "\"peak_bytes\": {}, \"peak_step\": {}}}",
-                             devices.empty() ? "" : ", ", d.device, d.argument_bytes, d.output_bytes, d.temporary_bytes,
+                             per_device.empty() ? "" : ", ", d.device, d.argument_bytes, d.output_bytes, d.temporary_bytes,
                              d.peak_bytes, d.peak_step);
     s += std::format(",\n \"memory_analysis\": {{\"peak_bytes\": {}, \"device\": {}, \"peak_step\": {}, \"devices\": [{}]}}",
-                     memory->peak_bytes, memory->device, memory->peak_step, devices);
+                     memory->peak_bytes, memory->device, memory->peak_step, per_device);
   }
-  if (std::string where = placement_note(); !where.empty()) s += ",\n \"devices\": " + json_string(where);
+  if (!devices.empty()) s += ",\n \"devices\": " + json_string(devices);
   return s + "}\n";
 }
 

@@ -9,7 +9,6 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
-#include "tessel/plan/placement_note.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/device_placement.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
@@ -25,6 +24,7 @@ namespace {
 struct Registry {
   int count = -1;                // -1: not yet read from the environment
   std::vector<Device> devices;   // built lazily: Kokkos must be initialized first
+  std::string placement;         // where they run, once built ("0..7 on GPU 0"; explain's last line)
   std::mutex mutex;
   // What every kernel launch and allocation asks, read without the lock once known (a lock per
   // shard was most of a small call's cost): the count (0 until known) and the built devices (null
@@ -116,14 +116,20 @@ Device const& device(int id) {
     auto instances = backend::make_device_instances(units);
     for (int i = 0; i < local; ++i) r.devices.push_back(Device{first + i, instances[static_cast<std::size_t>(i)]});
     r.built.store(r.devices.data(), std::memory_order_release);
-    plan::set_placement_note(detail::describe_placement(units, first, backend::unit_name));
+    r.placement = detail::describe_placement(units, first, backend::unit_name);
   }
   return r.devices[static_cast<std::size_t>(id - first)];
 }
 
 std::string device_placement() {
   (void)device(distributed::process_index() * local_device_count());  // makes the devices
-  return plan::placement_note();
+  return detail::placement_note();
+}
+
+std::string detail::placement_note() {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.placement;
 }
 
 void fence_all_devices() {

@@ -22,6 +22,7 @@
 #include "kernels/kernel.hpp"
 #include "distributed/world.hpp"
 #include "tessel/runtime/distributed.hpp"
+#include "tessel/runtime/device_placement.hpp"
 
 namespace tessel {
 
@@ -294,7 +295,7 @@ void agree_on_plan(plan::Plan const& plan) {
   throw Error(std::format("tessel: the processes are about to run different plans ({}): {}. Every process must run "
                           "the same program on the same shapes, shardings and meshes. This process's plan (process "
                           "{}):\n{}",
-                          list, where, distributed::process_index(), plan::to_string(plan)));
+                          list, where, distributed::process_index(), plan::to_string(plan, nullptr, placement_note())));
 }
 }  // namespace
 

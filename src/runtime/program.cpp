@@ -12,6 +12,7 @@
 #include "tessel/runtime/memory_check.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 #include "tessel/runtime/device.hpp"
+#include "tessel/runtime/device_placement.hpp"
 
 namespace tessel::detail {
 
@@ -299,7 +300,7 @@ std::string Program::explain() const {
     std::string at;
     for (std::size_t k : plans[p].second) at += std::format("{}{}", at.empty() ? "" : ", ", k + 1);
     s += std::format("-- plan {}, run at step{} {}:\n", p + 1, plans[p].second.size() == 1 ? "" : "s", at);
-    s += plan::to_string(*plans[p].first);
+    s += plan::to_string(*plans[p].first, nullptr, placement_note());
   }
   return s;
 }

@@ -215,13 +215,15 @@ constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step cons
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);
 
 // The plan as text: one line per instruction (kernel, collective, reshard, view), then its costs,
-// and with `memory` its memory analysis (plan/memory_analysis.hpp).
+// with `memory` its memory analysis (plan/memory_analysis.hpp), and with `devices` where the
+// devices run (the runtime's placement, "0..7 on GPU 0"; plans do not depend on it).
 struct MemoryAnalysis;
-std::string to_string(Plan const& plan, MemoryAnalysis const* memory = nullptr);
+std::string to_string(Plan const& plan, MemoryAnalysis const* memory = nullptr, std::string_view devices = {});
 // The plan as JSON: {"fingerprint", "steps": [{"kind", "label", "node", "operands", "devices",
 // "bytes", "estimate_us", cost fields (plan/cost_analysis.hpp), "text"}, ...], "cost_analysis"}.
 // With `memory`, its memory analysis too ("memory_analysis": the peak, its device and step, and
 // each device's arguments, output, temporaries and peak; plan/memory_analysis.hpp).
-std::string to_json(Plan const& plan, MemoryAnalysis const* memory = nullptr);
+// With `devices`, the placement ("devices").
+std::string to_json(Plan const& plan, MemoryAnalysis const* memory = nullptr, std::string_view devices = {});
 
 }  // namespace tessel::plan

@@ -28,6 +28,9 @@ std::vector<int> place_devices(int devices, char const* gpus, int first_unit, in
 // `unit_name`) in order.
 std::string describe_placement(std::span<int const> units, int first_device,
                                std::function<std::string(int)> const& unit_name);
+// This process's placement once its devices are made, else empty: what explain's last line says
+// ("devices: ..."), without making the devices to say it.
+std::string placement_note();
 
 }  // namespace detail
 }  // namespace tessel

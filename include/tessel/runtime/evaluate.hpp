@@ -14,6 +14,7 @@
 #include "tessel/runtime/region_kernels.hpp"
 #include "tessel/runtime/shard_map_scope.hpp"
 #include "tessel/runtime/tensor.hpp"
+#include "tessel/runtime/device_placement.hpp"
 
 namespace tessel {
 
@@ -33,7 +34,7 @@ Tensor<expr_value_t<E>> eval(E const& e, std::optional<NamedSharding> const& out
     auto const& plan = plan::plan_for(e, out);
     auto const& kernels = detail::kernels_for<E>(plan);
     if (detail::shard_map_recorder) [[unlikely]]  // ShardMapped::explain is watching
-      detail::record_plan_text(plan::to_string(plan));
+      detail::record_plan_text(plan::to_string(plan, nullptr, detail::placement_note()));
     detail::RunState state(std::max(plan.slots, plan.graph.size()));
     detail::bind_inputs(e, 0, state);
     detail::RecordedStep step(plan, kernels, state);  // a jitted body being recorded (runtime/program.hpp)
@@ -59,14 +60,14 @@ template <Expression E>
 std::string explain(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
   plan::Plan const& p = plan_of(e, out);
   auto const memory = plan::memory_analysis(p, detail::memory_layout());
-  return plan::to_string(p, &memory);
+  return plan::to_string(p, &memory, detail::placement_note());
 }
 // The same instructions as JSON (plan::to_json), with their Kokkos Tools labels.
 template <Expression E>
 std::string explain_json(E const& e, std::optional<NamedSharding> const& out = std::nullopt) {
   plan::Plan const& p = plan_of(e, out);
   auto const memory = plan::memory_analysis(p, detail::memory_layout());
-  return plan::to_json(p, &memory);
+  return plan::to_json(p, &memory, detail::placement_note());
 }
 // What each device holds while the expression's plan runs, as JAX's compiled.memory_analysis()
 // (plan/memory_analysis.hpp): its tensors taken as device_put makes them.

@@ -23,6 +23,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/plan/static_plan.hpp"
 #include "tessel/runtime/evaluate.hpp"
+#include "tessel/runtime/device_placement.hpp"
 
 // 1 where the compiler can plan in constexpr; 0 under nvcc, whose front end cannot run tessel's
 // planner (a static_jit there fails with one static_assert saying so). Code that also builds for
@@ -91,7 +92,7 @@ class StaticJit {
   // ... and the kernels its steps run (none before the first call).
   [[nodiscard]] detail::StepKernels const& bound_kernels() const { return kernels_; }
   [[nodiscard]] std::string explain() const {
-    return bound_ ? plan::to_string(*bound_) : std::string("static_jit: not bound to devices yet (call it once)");
+    return bound_ ? plan::to_string(*bound_, nullptr, detail::placement_note()) : std::string("static_jit: not bound to devices yet (call it once)");
   }
 
  private:
