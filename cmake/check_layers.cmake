@@ -2,7 +2,9 @@
 # include/tessel/LAYER/ or a source under src/LAYER/ may include tessel/L/ only for a layer L at or
 # below its own; library sources include nothing from bench/, examples/ or apps/. The layers below
 # the runtime (core, expr, plan) include no <Kokkos_Core.hpp>, only Kokkos' macro and math headers:
-# the planner runs in the compiler (static_jit) and must not depend on the runtime.
+# the planner runs in the compiler (static_jit) and must not depend on the runtime. No two library
+# headers include each other, and no two sources include each other's headers (a.cpp including b.hpp
+# while b.cpp includes a.hpp): the pair is one module split in two, or a missing layer between.
 #   cmake -DROOT=<checkout> -P cmake/check_layers.cmake
 # Fails naming every file that includes a layer above its own, and the include.
 if(NOT ROOT)
@@ -19,7 +21,23 @@ foreach(layer IN LISTS layers)
     math(EXPR checked "${checked} + 1")
     file(STRINGS "${file}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     file(RELATIVE_PATH shown "${ROOT}" "${file}")
+    # The file's module (its path without include/tessel/ or src/ and the extension) and those of
+    # the library headers it includes, for the check of mutual includes below.
+    string(REGEX REPLACE "^(include/tessel|src)/(.*)\\.[ch]pp$" "\\2" module "${shown}")
+    string(REGEX MATCH "\\.[ch]pp$" ext "${shown}")
+    list(APPEND modules_${ext} "${module}")
+    set(file_of_${ext}_${module} "${shown}")
+    set(deps_${ext}_${module} "")
+    get_filename_component(dir "${file}" DIRECTORY)
     foreach(line IN LISTS includes)
+      if(line MATCHES "[\"<]tessel/([a-z_]+)/([^\">]+)\\.hpp[\">]")
+        list(APPEND deps_${ext}_${module} "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
+      elseif(line MATCHES "\"([^\"<>]+)\\.hpp\"" AND NOT line MATCHES "[\"<]tessel/")
+        get_filename_component(resolved "${dir}/${CMAKE_MATCH_1}.hpp" ABSOLUTE)
+        file(RELATIVE_PATH where "${ROOT}" "${resolved}")
+        string(REGEX REPLACE "^(include/tessel|src)/(.*)\\.hpp$" "\\2" dep "${where}")
+        list(APPEND deps_${ext}_${module} "${dep}")
+      endif()
       if(line MATCHES "[\"<]tessel/([a-z_]+)/([^\">]+)[\">]")
         set(target ${CMAKE_MATCH_1})
         set(header ${CMAKE_MATCH_2})
@@ -50,12 +68,32 @@ foreach(layer IN LISTS layers)
     endforeach()
   endforeach()
 endforeach()
+# Mutual includes: two headers including each other, or two sources each including the other's
+# header.
+foreach(ext .hpp .cpp)
+  foreach(a IN LISTS modules_${ext})
+    foreach(b IN LISTS deps_${ext}_${a})
+      if(b STREQUAL a OR NOT DEFINED deps_${ext}_${b})
+        continue()
+      endif()
+      list(FIND deps_${ext}_${b} "${a}" back)
+      if(back GREATER_EQUAL 0 AND a STRLESS b)
+        if(ext STREQUAL ".hpp")
+          list(APPEND violations "${file_of_${ext}_${a}} and ${file_of_${ext}_${b}} include each other")
+        else()
+          list(APPEND violations
+               "${file_of_${ext}_${a}} includes ${b}.hpp and ${file_of_${ext}_${b}} includes ${a}.hpp: the two sources include each other's headers")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
 if(checked EQUAL 0)
   message(FATAL_ERROR "check_layers: no sources under ${ROOT}/include/tessel or ${ROOT}/src")
 endif()
 if(violations)
   list(LENGTH violations count)
   string(REPLACE ";" "\n  " text "${violations}")
-  message(FATAL_ERROR "check_layers: ${count} include(s) look up a layer:\n  ${text}")
+  message(FATAL_ERROR "check_layers: ${count} include(s) look up a layer or include each other:\n  ${text}")
 endif()
-message(STATUS "check_layers: ${checked} files, every include looks down")
+message(STATUS "check_layers: ${checked} files, every include looks down and none include each other")

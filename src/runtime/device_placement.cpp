@@ -5,7 +5,6 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
-#include "tessel/runtime/device.hpp"
 #include "positive_count.hpp"
 
 namespace tessel {
