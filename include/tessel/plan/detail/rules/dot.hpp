@@ -1,28 +1,16 @@
 #pragma once
-// dot_general: GSPMD's factor rules, priced by the cost model; each device multiplies its blocks
-// with a BLAS GEMM, and sharded contracting dimensions leave partial sums for a collective.
+// dot_general: its sharding rule stated as factors (plan/detail/factors.hpp resolves and prices
+// the candidates); each device multiplies its blocks with a BLAS GEMM, and sharded contracting
+// dimensions leave partial sums for a collective.
 #include <algorithm>
 #include <format>
 #include <string>
 #include <string_view>
 
+#include "tessel/plan/detail/factors.hpp"
 #include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
-
-// dot_general, GSPMD's factor rules: every dimension is a batch, lhs-free, rhs-free or
-// contracting factor, and each factor takes mesh axes from one operand. Sharded contracting
-// factors leave partial sums (an all-reduce, or a reduce-scatter). Candidates: factors as the
-// lhs has them, as the rhs has them, with nothing on the contracting factors, and (when the
-// result's sharding is requested) the request's axes on the free factors, each with either free
-// factor first to keep an axis both want. The cost model
-// (reshards of the operands, the collective, the reshard of the result) picks one; ties go to
-// the earlier candidate.
-struct DotChoice {
-  NamedSharding lhs, rhs, partial, after;
-  AxisList contract_axes;
-  double cost;
-};
 
 // What multiplies each device's blocks, as the runtime's local_dot picks it: a float64 result
 // takes dgemm; two operands of one 16-bit float dtype take a 16-bit GEMM that sums in float32 (the
@@ -35,7 +23,50 @@ constexpr std::string gemm_text(GraphNode const& lhs, GraphNode const& rhs, Grap
   return "BLAS sgemm";
 }
 
-constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
+// dot_general's sharding rule: every dimension is a batch, contracting, lhs-free or rhs-free
+// factor (GSPMD's, Shardy's), numbered in that order; contracting factors are reduced.
+// Candidates (factors/detail's generic code resolves and prices them; ties go to the earlier):
+// the factors as the lhs has them, as the rhs has them, with nothing on the contracting factors,
+// and, when the result's sharding is requested, the request's axes on the free factors (with no
+// contraction, or one as either operand splits it), each with either free factor claiming a
+// shared axis first.
+struct DotFactors {
+  FactorRule rule;
+  std::size_t nb, nk, nm, nn;  // batch, contracting, lhs-free and rhs-free factors
+  [[nodiscard]] constexpr int batch(std::size_t k) const { return static_cast<int>(k); }
+  [[nodiscard]] constexpr int contract(std::size_t k) const { return static_cast<int>(nb + k); }
+  [[nodiscard]] constexpr int m(std::size_t k) const { return static_cast<int>(nb + nk + k); }
+  [[nodiscard]] constexpr int n(std::size_t k) const { return static_cast<int>(nb + nk + nm + k); }
+  // The order in which factors claim mesh axes: batch, contracting, then either free factor first.
+  [[nodiscard]] constexpr std::vector<int> order(bool rhs_first) const {
+    std::vector<int> o;
+    for (std::size_t k = 0; k < nb; ++k) o.push_back(batch(k));
+    for (std::size_t k = 0; k < nk; ++k) o.push_back(contract(k));
+    for (int pass = 0; pass < 2; ++pass) {
+      bool const rhs = (pass == 0) == rhs_first;
+      for (std::size_t k = 0; k < (rhs ? nn : nm); ++k) o.push_back(rhs ? n(k) : m(k));
+    }
+    return o;
+  }
+};
+
+constexpr DotFactors dot_factors(DotDims const& dd, std::size_t lhs_rank, std::size_t rhs_rank) {
+  DotMapping const map = dot_mapping(dd, lhs_rank, rhs_rank);
+  DotFactors f{{}, dd.lhs_batch.size(), dd.lhs_contract.size(), map.lhs_free.size(), map.rhs_free.size()};
+  std::vector<int> lhs(lhs_rank), rhs(rhs_rank);
+  for (std::size_t k = 0; k < f.nb; ++k) lhs[dd.lhs_batch[k]] = rhs[dd.rhs_batch[k]] = f.batch(k);
+  for (std::size_t k = 0; k < f.nk; ++k) lhs[dd.lhs_contract[k]] = rhs[dd.rhs_contract[k]] = f.contract(k);
+  for (std::size_t k = 0; k < f.nm; ++k) lhs[map.lhs_free[k]] = f.m(k);
+  for (std::size_t k = 0; k < f.nn; ++k) rhs[map.rhs_free[k]] = f.n(k);
+  f.rule.operand_factors = {lhs, rhs};
+  for (std::size_t k = 0; k < f.nb; ++k) f.rule.result_factors.push_back(f.batch(k));
+  for (std::size_t k = 0; k < f.nm; ++k) f.rule.result_factors.push_back(f.m(k));
+  for (std::size_t k = 0; k < f.nn; ++k) f.rule.result_factors.push_back(f.n(k));
+  f.rule.factors = static_cast<int>(f.nb + f.nk + f.nm + f.nn);
+  return f;
+}
+
+constexpr FactorChoice choose_dot(Planner const& p, int i, std::optional<NamedSharding> const& req) {
   GraphNode const& n = p.node(i);
   GraphNode const& L = p.node(n.children[0]);
   GraphNode const& R = p.node(n.children[1]);
@@ -44,111 +75,53 @@ constexpr DotChoice choose_dot(Planner const& p, int i, std::optional<NamedShard
   Mesh const& mesh = sl.mesh().num_devices() >= sr.mesh().num_devices() ? sl.mesh() : sr.mesh();
   auto axes_of = [&](NamedSharding const& s, std::size_t d) { return s.mesh() == mesh ? s.layout().dim_axes(d) : AxisList{}; };
   DotDims const& dd = n.dot;
+  DotFactors const f = dot_factors(dd, L.shape.size(), R.shape.size());
   DotMapping const map = dot_mapping(dd, L.shape.size(), R.shape.size());
-  auto const& lfree = map.lhs_free;
-  auto const& rfree = map.rhs_free;
 
-  struct Factors {
-    FixedVector<AxisList, max_rank> batch, contract, m, n;
+  // A factor's axes as an operand has them: the lhs's batch and contracting factors, or the rhs's;
+  // each free factor from the operand holding it.
+  auto as_held = [&](bool by_rhs) {
+    std::vector<AxisList> axes(static_cast<std::size_t>(f.rule.factors));
+    for (std::size_t k = 0; k < f.nb; ++k)
+      axes[static_cast<std::size_t>(f.batch(k))] = by_rhs ? axes_of(sr, dd.rhs_batch[k]) : axes_of(sl, dd.lhs_batch[k]);
+    for (std::size_t k = 0; k < f.nk; ++k)
+      axes[static_cast<std::size_t>(f.contract(k))] =
+          by_rhs ? axes_of(sr, dd.rhs_contract[k]) : axes_of(sl, dd.lhs_contract[k]);
+    for (std::size_t k = 0; k < f.nm; ++k) axes[static_cast<std::size_t>(f.m(k))] = axes_of(sl, map.lhs_free[k]);
+    for (std::size_t k = 0; k < f.nn; ++k) axes[static_cast<std::size_t>(f.n(k))] = axes_of(sr, map.rhs_free[k]);
+    return axes;
   };
-  auto from = [&](NamedSharding const& s, auto const& dims) {
-    FixedVector<AxisList, max_rank> out;
-    for (auto d : dims) out.push_back(axes_of(s, d));
-    return out;
+  auto without_contraction = [&](std::vector<AxisList> axes) {
+    for (std::size_t k = 0; k < f.nk; ++k) axes[static_cast<std::size_t>(f.contract(k))].clear();
+    return axes;
   };
-  Factors lhs_view{from(sl, dd.lhs_batch), from(sl, dd.lhs_contract), from(sl, lfree), from(sr, rfree)};
-  Factors rhs_view{from(sr, dd.rhs_batch), from(sr, dd.rhs_contract), from(sl, lfree), from(sr, rfree)};
-  Factors no_contract = lhs_view;
-  for (auto& k : no_contract.contract) k.clear();
+  std::vector<AxisList> const lhs_view = as_held(false), rhs_view = as_held(true),
+                              no_contract = without_contraction(lhs_view);
   // Then the same factors with the other operand's free factor first to keep a shared axis (the
   // contraction split as the lhs has it while the result keeps the rhs's columns: x[m,k] on
   // P('a', 'b') @ w[k,n] on P(None, 'a') gathers x's rows and all-reduces over 'b').
-  std::vector<std::pair<Factors, bool>> candidates{{lhs_view, false}, {rhs_view, true}, {no_contract, false},
-                                                   {lhs_view, true},  {rhs_view, false}, {no_contract, true}};
+  std::vector<FactorCandidate> candidates{{lhs_view, f.order(false)},   {rhs_view, f.order(true)},
+                                          {no_contract, f.order(false)}, {lhs_view, f.order(true)},
+                                          {rhs_view, f.order(false)},    {no_contract, f.order(true)}};
   if (req && req->mesh() == mesh) {
-    Factors r;
+    std::vector<AxisList> r(static_cast<std::size_t>(f.rule.factors));
     std::size_t d = 0;
-    for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) r.batch.push_back(req->layout().dim_axes(d++));
-    for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) r.contract.push_back({});
-    for (std::size_t k = 0; k < lfree.size(); ++k) r.m.push_back(req->layout().dim_axes(d++));
-    for (std::size_t k = 0; k < rfree.size(); ++k) r.n.push_back(req->layout().dim_axes(d++));
-    candidates.push_back({r, false});
+    for (std::size_t k = 0; k < f.nb; ++k) r[static_cast<std::size_t>(f.batch(k))] = req->layout().dim_axes(d++);
+    for (std::size_t k = 0; k < f.nm; ++k) r[static_cast<std::size_t>(f.m(k))] = req->layout().dim_axes(d++);
+    for (std::size_t k = 0; k < f.nn; ++k) r[static_cast<std::size_t>(f.n(k))] = req->layout().dim_axes(d++);
+    candidates.push_back({r, f.order(false)});
     // The request's free factors with a contraction kept as an operand splits it: the partial
     // results are sliced as the request wants before their all-reduce (which then combines less).
-    Factors r_lhs = r, r_rhs = r;
-    r_lhs.contract = lhs_view.contract;
-    r_rhs.contract = rhs_view.contract;
-    candidates.push_back({r_lhs, false});
-    candidates.push_back({r_rhs, false});
+    std::vector<AxisList> r_lhs = r, r_rhs = r;
+    for (std::size_t k = 0; k < f.nk; ++k) {
+      auto const c = static_cast<std::size_t>(f.contract(k));
+      r_lhs[c] = lhs_view[c];
+      r_rhs[c] = rhs_view[c];
+    }
+    candidates.push_back({r_lhs, f.order(false)});
+    candidates.push_back({r_rhs, f.order(false)});
   }
-
-  std::optional<DotChoice> best;
-  for (auto& [f, rhs_first] : candidates) {
-    // A mesh axis may serve one factor only: later factors drop axes earlier ones took.
-    AxisList used;
-    auto keep = [&](AxisList& axes) {
-      AxisList kept;
-      for (auto a : axes)
-        if (std::find(used.begin(), used.end(), a) == used.end()) {
-          kept.push_back(a);
-          used.push_back(a);
-        }
-      axes = kept;
-    };
-    for (auto& a : f.batch) keep(a);
-    for (auto& a : f.contract) keep(a);
-    if (rhs_first) {
-      for (auto& a : f.n) keep(a);
-      for (auto& a : f.m) keep(a);
-    } else {
-      for (auto& a : f.m) keep(a);
-      for (auto& a : f.n) keep(a);
-    }
-    FixedVector<AxisList, max_rank> ldims(L.shape.size(), AxisList{}), rdims(R.shape.size(), AxisList{}), odims;
-    AxisList k_axes;
-    for (std::size_t b = 0; b < dd.lhs_batch.size(); ++b) {
-      ldims[dd.lhs_batch[b]] = f.batch[b];
-      rdims[dd.rhs_batch[b]] = f.batch[b];
-      odims.push_back(f.batch[b]);
-    }
-    for (std::size_t k = 0; k < dd.lhs_contract.size(); ++k) {
-      ldims[dd.lhs_contract[k]] = f.contract[k];
-      rdims[dd.rhs_contract[k]] = f.contract[k];
-      for (auto a : effective_axes(mesh.axes(), f.contract[k])) k_axes.push_back(a);
-    }
-    for (std::size_t k = 0; k < lfree.size(); ++k) {
-      ldims[lfree[k]] = f.m[k];
-      odims.push_back(f.m[k]);
-    }
-    for (std::size_t k = 0; k < rfree.size(); ++k) {
-      rdims[rfree[k]] = f.n[k];
-      odims.push_back(f.n[k]);
-    }
-    DotChoice c{sharding_from_axes(mesh, ldims), sharding_from_axes(mesh, rdims), sharding_from_axes(mesh, odims),
-                sharding_from_axes(mesh, odims), k_axes, 0};
-    c.cost = p.reshard_cost(n.children[0], c.lhs) + p.reshard_cost(n.children[1], c.rhs);
-    double out_bytes = static_cast<double>(c.partial.block_shape(n.shape).num_elements() * n.dtype_bytes);
-    // What each device computes: its GEMM by the kernel roofline. Priced by communication alone,
-    // a candidate that gathers both operands and multiplies them whole on every device would beat
-    // one that splits the multiply and all-reduces (Megatron's attention output projection).
-    Shape const lb = c.lhs.block_shape(L.shape), rb = c.rhs.block_shape(R.shape);
-    double n_block = 1;
-    for (auto d : rfree) n_block *= static_cast<double>(rb[d]);
-    double const flops = 2.0 * static_cast<double>(lb.num_elements()) * n_block;
-    double const bytes = static_cast<double>(lb.num_elements() * L.dtype_bytes + rb.num_elements() * R.dtype_bytes) +
-                         out_bytes;
-    c.cost += p.model.kernel_us(flops, bytes);
-    int group = group_size(mesh.axes(), k_axes);
-    if (!k_axes.empty() && req && Planner::scatter_reaches(c.partial, k_axes, *req, n.shape.size())) {
-      c.cost += p.model.reduce_scatter_us(out_bytes, group);
-      c.after = *req;
-    } else {
-      c.cost += p.model.all_reduce_us(out_bytes, group);
-      if (req) c.cost += p.model.reshard_us(decompose(n.shape, n.dtype_bytes, c.after, *req));
-    }
-    if (!best || c.cost < best->cost) best = c;
-  }
-  return *best;
+  return choose_by_factors(p, i, mesh, f.rule, candidates, req);
 }
 
 class DotRules final : public OpRules {
@@ -164,11 +137,11 @@ class DotRules final : public OpRules {
   }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
     GraphNode const& n = p.node(i);
-    DotChoice d = choose_dot(p, i, req);
+    FactorChoice d = choose_dot(p, i, req);
     for (int c : n.children) p.made_apart[static_cast<std::size_t>(c)] = 1;  // the GEMM reads tensors
-    p.assign(n.children[0], d.lhs);
-    p.assign(n.children[1], d.rhs);
-    Planner::complete_partial(p.plan(i), d.partial, d.contract_axes, req, n.shape.size());
+    p.assign(n.children[0], d.operands[0]);
+    p.assign(n.children[1], d.operands[1]);
+    Planner::complete_partial(p.plan(i), d.partial, d.reduced_axes, req, n.shape.size());
   }
   constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
   constexpr void materialize(Scheduler& s, int i) const override {
