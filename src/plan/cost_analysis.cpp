@@ -102,7 +102,7 @@ std::string cost_analysis_text(Plan const& plan) {
   double flops = 0, read = 0, written = 0, us = 0;
   for (std::size_t k = 0; k < costs.size(); ++k) {
     auto const& c = costs[k];
-    std::string gemm = c.kind == "gemm" && c.m > 0
+    std::string gemm = c.m > 0  // a GEMM's problem, as its op declared it
                            ? std::format(" (m {}, n {}, k {}{})", c.m, c.n, c.k,
                                          c.batch > 1 ? std::format(", batch {}", c.batch) : std::string())
                            : std::string();

@@ -87,7 +87,7 @@ std::string to_json(Plan const& plan, MemoryAnalysis const* memory, std::string_
     std::string cost = std::format(", \"flops\": {}, \"bytes_read\": {}, \"bytes_written\": {}", c.flops,
                                    c.bytes_read, c.bytes_written);
     if (!c.ops.empty()) cost += std::format(", \"ops\": [{}]", strings(c.ops));
-    if (c.kind == "gemm") cost += std::format(", \"batch\": {}, \"m\": {}, \"n\": {}, \"k\": {}", c.batch, c.m, c.n, c.k);
+    if (c.m > 0) cost += std::format(", \"batch\": {}, \"m\": {}, \"n\": {}, \"k\": {}", c.batch, c.m, c.n, c.k);
     if (!c.blocks.empty()) cost += ", \"uneven_blocks\": " + json_string(c.blocks);
     if (!c.groups.empty()) {
       std::string groups;

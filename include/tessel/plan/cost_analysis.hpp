@@ -15,12 +15,12 @@
 namespace tessel::plan {
 
 struct InstructionCost {
-  // The step's name (Step::name): "gemm", "fused", "reduce", "view_copy", "scan", "gather",
-  // "concatenate", "arg_reduce", a collective's id ("all_reduce", "all_gather", ...), "local_slice",
-  // "copy", "reshard", "view", "scan_carry".
+  // The step's name (Step::name): "gemm", "fused", "reduce", "view_copy", an op kernel's op
+  // ("cumsum", "take", "arg_reduce", ...), a collective's id ("all_reduce", "all_gather", ...),
+  // "local_slice", "copy", "reshard", "view", an op's own exchange ("cumsum_carry").
   std::string kind;
   std::vector<std::string> ops;                  // kernels: the ops a region fuses, else the node's op
-  std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs: each device multiplies batch (m x k) @ (k x n)
+  std::int64_t batch = 0, m = 0, n = 0, k = 0;   // GEMMs (m > 0): each device multiplies batch (m x k) @ (k x n)
   double flops = 0;                              // per device (step_work)
   double bytes_read = 0, bytes_written = 0;      // per device: the blocks of the values read and made
                                                  // (for an uneven split, the largest block's)
