@@ -49,7 +49,7 @@ T documented_sum(std::vector<T> const& row, T acc) {
 
 // A row computed element by element (no row_data(): reduce_row's blocks-of-values path).
 template <class T>
-struct Computed {
+struct ComputedRow {
   T const* row;
   template <bool Unit, bool Fused>
   T at(std::int64_t e) const {
@@ -75,7 +75,7 @@ TEMPLATE_TEST_CASE("reduce_row sums in the documented lane order, on both of its
     T const want = documented_sum(row, start);
     T const contiguous =
         detail::reduce_row<ops::sum_reduce, T, true, false>(detail::RowEval<T>{row.data()}, length, start);
-    T const computed = detail::reduce_row<ops::sum_reduce, T, false, false>(Computed<T>{row.data()}, length, start);
+    T const computed = detail::reduce_row<ops::sum_reduce, T, false, false>(ComputedRow<T>{row.data()}, length, start);
     CHECK(same_bits(contiguous, want));
     CHECK(same_bits(computed, want));
     T plain = start;
