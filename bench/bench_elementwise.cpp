@@ -7,6 +7,8 @@
 //    opt-in, expr/fast_math.hpp) likewise;
 //  - sum(x) of (8192, 4096) float32 sharded over rows: one output per device, its rows cut into
 //    runs the shape fixes (runtime/region_launch.hpp), as a fraction of the triad (bytes: one read).
+// Each on its 8 devices (devices:8) and on a mesh of one device (devices:1: the whole problem on
+// one logical device, one GPU stream), the same shapes.
 #include <benchmark/benchmark.h>
 
 #include "interleaved.hpp"
@@ -21,9 +23,14 @@ using namespace tessel;
 
 using measure::Triad;
 
+// The benchmark's mesh of state.range(0) devices: 8 on one axis 'x', or 1.
+Mesh x_mesh(benchmark::State const& state) {
+  return state.range(0) == 1 ? make_mesh({1}, {"x"}, {0}) : make_mesh({8}, {"x"});
+}
+
 void BM_fused_chain(benchmark::State& state) {
   constexpr std::int64_t n = std::int64_t{1} << 25;
-  NamedSharding s(make_mesh({8}, {"x"}), P("x"));
+  NamedSharding s(x_mesh(state), P("x"));
   auto a = random::normal(PRNGKey(0), {n}, s);
   auto x = random::normal(PRNGKey(1), {n}, s);
   auto b = random::normal(PRNGKey(2), {n}, s);
@@ -49,7 +56,7 @@ void BM_fused_chain(benchmark::State& state) {
 template <bool Fast>
 void time_softmax_rows(benchmark::State& state) {
   constexpr std::int64_t rows = 8192, cols = 4096;
-  NamedSharding s(make_mesh({8}, {"x"}), P("x", None));
+  NamedSharding s(x_mesh(state), P("x", None));
   bench::time_row_kernel(state, rows, cols, [&](std::int64_t n) {
     auto x = random::normal(PRNGKey(3), {n, cols}, s);
     return [=] {
@@ -65,7 +72,7 @@ void BM_softmax_rows_fast(benchmark::State& state) { time_softmax_rows<true>(sta
 
 void BM_sum_all(benchmark::State& state) {
   constexpr std::int64_t rows = 8192, cols = 4096;
-  auto x = random::normal(PRNGKey(4), {rows, cols}, NamedSharding(make_mesh({8}, {"x"}), P("x", None)));
+  auto x = random::normal(PRNGKey(4), {rows, cols}, NamedSharding(x_mesh(state), P("x", None)));
   Triad triad(rows * cols);
   auto total = [&] { benchmark::DoNotOptimize(eval(sum(x))); };
   auto [sum_s, triad_s] = bench::time_interleaved(state, total, triad);
@@ -77,8 +84,8 @@ void BM_sum_all(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_fused_chain)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_softmax_rows)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_softmax_rows_fast)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_fused_chain)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_softmax_rows)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_softmax_rows_fast)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_sum_all)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 

@@ -5,6 +5,7 @@
 //   BM_gpt2_f32_mesh2x4    the forward on the (2, 4) ('dp', 'mp') mesh of 8 devices
 //   BM_gpt2_f32_1device    the same model on one device (the same cores)
 //   BM_gpt2_bf16_mesh2x4   bfloat16 weights and activations, float32 accumulation
+//   BM_gpt2_bf16_1device   the same on one device
 //   BM_gpt2_sharding_cost  the 8-device and the 1-device forwards interleaved in one loop:
 //                          mesh_over_1device is the ratio of their times (target <= 1.1)
 //
@@ -16,7 +17,8 @@
 // dot_general runs: oneDNN on AMX or AVX512-BF16 where the CPU has them): blas_GFLOP_per_s and
 // blas_fraction_of_peak are the most the forward could reach here, fraction_of_blas how much of it
 // it does. The FMA peak is float32's: a 16-bit GEMM on AMX can exceed it.
-// scripts/gpt2_jax.py runs the same forward in JAX on 8 CPU devices side by side with this binary.
+// scripts/gpt2_jax.py runs the same forward in JAX on 8 CPU devices side by side with this binary
+// (or, with --platform gpu, on one GPU beside the 1-device benchmarks: scripts/gpu_check.sh).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -135,6 +137,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
 void BM_gpt2_f32_mesh2x4(benchmark::State& state) { BM_gpt2<float>(state, 8); }
 void BM_gpt2_f32_1device(benchmark::State& state) { BM_gpt2<float>(state, 1); }
 void BM_gpt2_bf16_mesh2x4(benchmark::State& state) { BM_gpt2<bfloat16>(state, 8); }
+void BM_gpt2_bf16_1device(benchmark::State& state) { BM_gpt2<bfloat16>(state, 1); }
 
 void BM_gpt2_sharding_cost(benchmark::State& state) {
   auto const c = config();
@@ -157,4 +160,5 @@ void BM_gpt2_sharding_cost(benchmark::State& state) {
 BENCHMARK(BM_gpt2_f32_mesh2x4)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
 BENCHMARK(BM_gpt2_f32_1device)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
 BENCHMARK(BM_gpt2_bf16_mesh2x4)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
+BENCHMARK(BM_gpt2_bf16_1device)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(5.0);
 BENCHMARK(BM_gpt2_sharding_cost)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(8.0);

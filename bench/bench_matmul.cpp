@@ -3,7 +3,8 @@
 // against the same two GEMMs done unsharded by the backend's BLAS alone (bench/standalone_gemm.hpp:
 // OpenBLAS from the main thread, all host threads, on hosts; cuBLAS on CUDA), interleaved in one
 // run. One benchmark per way of scheduling the devices' GEMMs (tessel::detail::GemmSchedule;
-// `automatic` is the default).
+// `automatic` is the default), on the 8 devices (devices:8); `automatic` also on one device
+// (devices:1: the same axes of size 1, the whole block one GEMM pair on one logical device).
 // Counters: fraction_of_blas = unsharded BLAS time / tessel time (1.0 = no overhead from sharding);
 // fraction_of_peak = GFLOP/s / the FMA peak of the float32 GEMMs' vector width, measured in this
 // binary on all threads, interleaved in the same loop (peak_GFLOP_per_s; measure/fma_peak.hpp);
@@ -30,7 +31,8 @@ using detail::GemmSchedule;
 constexpr int batch = 4096, model = 1024, hidden = 4096;
 
 void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
-  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  // The (4, 2) mesh of 8 devices, or the same axes over one device (devices:1).
+  auto mesh = state.range(0) == 1 ? make_mesh({1, 1}, {"dp", "mp"}, {0}) : make_mesh({4, 2}, {"dp", "mp"});
   auto x = random::normal(PRNGKey(0), {batch, model}, NamedSharding(mesh, P("dp", None)));
   auto w1 = random::normal(PRNGKey(1), {model, hidden}, NamedSharding(mesh, P(None, "mp")));
   auto w2 = random::normal(PRNGKey(2), {hidden, model}, NamedSharding(mesh, P("mp", None)));
@@ -85,8 +87,8 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_megatron_mlp, automatic, GemmSchedule::automatic)
-    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+    ->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK_CAPTURE(BM_megatron_mlp, devices_in_parallel, GemmSchedule::devices_in_parallel)
-    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+    ->ArgName("devices")->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK_CAPTURE(BM_megatron_mlp, one_at_a_time, GemmSchedule::one_at_a_time)
-    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+    ->ArgName("devices")->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);

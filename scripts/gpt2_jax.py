@@ -15,6 +15,9 @@ side pads it to the next multiple of the mp size (50260), as a JAX user must, an
   /tmp/jaxenv/bin/python scripts/gpt2_jax.py               # from the repo root; needs bench_gpt2 built
   /tmp/jaxenv/bin/python scripts/gpt2_jax.py --dtype bfloat16   # bfloat16 weights and activations
   /tmp/jaxenv/bin/python scripts/gpt2_jax.py --jax-only    # JAX alone
+  python3 scripts/gpt2_jax.py --platform gpu --bench-command build/cuda/bench/bench_gpt2
+      # on a GPU (jax[cuda]): JAX on one GPU as a (1, 1) mesh beside tessel's 1-device benchmark
+      # (BM_gpt2_f32_1device, BM_gpt2_bf16_1device); scripts/gpu_check.sh runs it where jax imports
 """
 import argparse
 import json
@@ -40,6 +43,8 @@ def parse_args():
     p.add_argument("--repetitions", type=int, default=10, help="timed JAX forwards per round")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--jax-only", action="store_true", help="skip tessel's benchmark")
+    p.add_argument("--platform", choices=["cpu", "gpu"], default="cpu",
+                   help="cpu: 8 host devices as a (2, 4) mesh; gpu: the first GPU as a (1, 1) mesh")
     p.add_argument("--bench-command", default="./tessel run build/openmp/bench/bench_gpt2")
     p.add_argument("--bench-filter", default=None,
                    help="tessel's benchmark (default: BM_gpt2_f32_mesh2x4, or BM_gpt2_bf16_mesh2x4 for --dtype bfloat16)")
@@ -135,10 +140,12 @@ def run_tessel(a):
 def main():
     a = parse_args()
     if a.bench_filter is None:
-        a.bench_filter = "BM_gpt2_bf16_mesh2x4" if a.dtype == "bfloat16" else "BM_gpt2_f32_mesh2x4"
+        where = "1device" if a.platform == "gpu" else "mesh2x4"
+        a.bench_filter = f"BM_gpt2_{'bf16' if a.dtype == 'bfloat16' else 'f32'}_{where}"
     os.chdir(REPO)
     # Must precede the import of jax: XLA reads it once, when the CPU client starts.
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+    if a.platform == "cpu":
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
     try:
         import jax
         import jax.numpy as jnp
@@ -150,7 +157,15 @@ def main():
 
     if a.jax_only is False and (a.batch, a.seq, a.layers) != (8, 256, 4):
         print("note: tessel's benchmark runs its own configuration (batch 8, seq 256, 4 blocks)")
-    mesh = Mesh(np.array(jax.devices("cpu")[:8]).reshape(2, 4), ("dp", "mp"))
+    if a.platform == "gpu":
+        try:
+            gpus = jax.devices("gpu")
+        except RuntimeError as e:
+            print(f"gpt2_jax.py: JAX sees no GPU ({e})", file=sys.stderr)
+            return 2
+        mesh = Mesh(np.array(gpus[:1]).reshape(1, 1), ("dp", "mp"))
+    else:
+        mesh = Mesh(np.array(jax.devices("cpu")[:8]).reshape(2, 4), ("dp", "mp"))
     t0 = time.perf_counter()
     params, ids, compiled, v_pad = build(jax, jnp, P, NamedSharding, mesh, a)
     logits = compiled(params, ids)
@@ -179,9 +194,10 @@ def main():
         print(f"median tessel/JAX tokens/s ratio: {statistics.median(r[2][0] / r[0] for r in rows):.3f}")
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     print(f"config: GPT-2 {a.layers} blocks, n_embd 768, 12 heads, batch {a.batch} x seq {a.seq}, {a.dtype}, "
-          f"mesh (dp 2, mp 4); JAX vocabulary padded 50257 -> {v_pad} (JAX refuses an uneven split; tessel runs 50257)")
+          f"mesh {dict(mesh.shape)} on {mesh.devices.flat[0].device_kind}; JAX vocabulary 50257 -> {v_pad} "
+          f"(padded to a multiple of mp: JAX refuses an uneven split; tessel runs 50257)")
     print(f"machine: {cpu}, {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable); jax {jax.__version__}; "
-          f"XLA_FLAGS={os.environ['XLA_FLAGS']}")
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}")
     return 0
 
 

@@ -12,11 +12,14 @@
 #       unpack into build/cuda and run what was packed, from a checkout of the same commit.
 #
 # TARGETs are test or benchmark executables (test_*: each test case in its own process, since a
-# CUDA error ends the process that meets it; bench_*: as they are, GPU_CHECK_BENCH_ARGS added);
+# CUDA error ends the process that meets it; bench_*: as they are, GPU_CHECK_BENCH_ARGS added; the
+# benchmarks run each workload on its mesh of 8 logical devices and on a mesh of one, devices:1);
 # the default set is sized to build and run within about 10 minutes on 16 cores (nvcc compiles a
 # fused-kernel test source in minutes, so not every test file is in it); --pack's default is every
 # test binary and the issue's five benchmarks (build/cuda/gpu_pack/targets lists them). Logs go to
 # build/cuda/gpu_check/. nvcc must be on PATH (or under /usr/local/cuda/bin) to build.
+# Where python3 imports jax and JAX sees a GPU, GPT-2's forward also runs in JAX on one GPU beside
+# bench_gpt2's 1-device benchmarks, float32 and bfloat16 (scripts/gpt2_jax.py --platform gpu).
 set -uo pipefail
 mode=check pack=
 case "${1:-}" in
@@ -30,7 +33,9 @@ if [ "$mode" != run ]; then
   command -v nvcc >/dev/null || { echo "gpu_check: no nvcc on PATH" >&2; exit 2; }
 fi
 targets=("$@")
-issue_benchmarks=(bench_elementwise bench_normalization bench_matmul bench_collectives bench_transfer)
+issue_benchmarks=(bench_elementwise bench_normalization bench_matmul bench_collectives bench_transfer bench_gpt2
+                  bench_dispatch)
+original_library_path=${LD_LIBRARY_PATH:-}
 if [ ${#targets[@]} -eq 0 ] && [ "$mode" = check ]; then
   targets=(test_core test_runtime test_models test_semantics "${issue_benchmarks[@]}")
 elif [ ${#targets[@]} -eq 0 ] && [ "$mode" = pack ]; then
@@ -217,4 +222,19 @@ echo "== benchmarks (time and counters)"
 for t in "${targets[@]}"; do
   [[ $t == bench_* && -f $logs/$t.log ]] && grep -E '^BM_' "$logs/$t.log" | cut -c1-200 | sed "s/^/  /"
 done
+
+# JAX on the GPU side by side with tessel's 1-device GPT-2 forward, where jax imports and sees a GPU
+# (its own CUDA libraries: python runs with the library path this script started with; the
+# benchmark with the one it set).
+gpt2=$(find build/cuda -maxdepth 3 -type f -name bench_gpt2 -perm -u+x | head -1)
+if [ -n "$gpt2" ] && LD_LIBRARY_PATH=$original_library_path python3 -c 'import jax; assert jax.devices("gpu")' >/dev/null 2>&1; then
+  echo "== GPT-2 forward: JAX on one GPU beside tessel's 1-device benchmark"
+  for dtype in float32 bfloat16; do
+    LD_LIBRARY_PATH=$original_library_path timeout 900 python3 scripts/gpt2_jax.py --platform gpu --dtype "$dtype" \
+      --rounds 2 --bench-command "env LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} $(realpath "$gpt2")" >"$logs/gpt2_jax_$dtype.log" 2>&1
+    echo "  $dtype (exit $?): $(grep -E '^(JAX median|median tessel/JAX)' "$logs/gpt2_jax_$dtype.log" | tr '\n' ' ')"
+  done
+else
+  echo "== GPT-2 forward beside JAX: skipped (no bench_gpt2, or python3 here has no jax that sees a GPU)"
+fi
 echo "total: $((SECONDS - start)) s"

@@ -8,27 +8,16 @@
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "support/data.hpp"
 #include "tessel/runtime/kernel_eval.hpp"
 
 using namespace tessel;
 
 namespace {
-
-template <class T>
-std::vector<T> scattered_values(std::int64_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-20, 20);
-  std::vector<T> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(gen), exponent(gen)));
-  return v;
-}
 
 // The documented order, written out.
 template <class T>
@@ -70,7 +59,7 @@ TEMPLATE_TEST_CASE("reduce_row sums in the documented lane order, on both of its
   bool some_row_differs_from_left_to_right = false;
   for (std::int64_t length : {0, 1, 7, 63, 64, 65, 127, 128, 1000, 4113}) {
     INFO("row length " << length);
-    auto row = scattered_values<T>(length, static_cast<unsigned>(length) + 1);
+    auto row = test::scattered_values<T>(length, static_cast<unsigned>(length) + 1, 20);
     T const start = T(0.25);
     T const want = documented_sum(row, start);
     T const contiguous =

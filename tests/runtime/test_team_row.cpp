@@ -7,28 +7,17 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "tessel/runtime/backend/gpu/team_row.hpp"
+#include "support/data.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
 
 namespace {
-
-template <class T>
-std::vector<T> scattered_values(std::int64_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-12, 12);
-  std::vector<T> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(gen), exponent(gen)) * 64);
-  return v;
-}
 
 template <class T>
 detail::LeafEval<T> row_leaf(T const* data, std::int64_t length, std::int64_t row) {
@@ -85,7 +74,7 @@ TEMPLATE_TEST_CASE("a team's row reduction has reduce_row's bits with one or two
   constexpr int rows = 3;
   int const most = std::min(2, Kokkos::DefaultHostExecutionSpace().concurrency());
   for (std::int64_t length : {0, 1, 63, 64, 65, 1000, 4113}) {
-    auto data = scattered_values<TestType>(rows * length, static_cast<unsigned>(length));
+    auto data = test::scattered_values<TestType>(rows * length, static_cast<unsigned>(length), 12, 64.0);
     for (int members = 1; members <= most; ++members) {
       INFO("row length " << length << ", " << members << " members");
       auto sums = team_reductions<ops::sum_reduce>(data, length, rows, members);

@@ -1,7 +1,10 @@
 #pragma once
-// Host test data whose every element is distinct, so a misplaced element cannot go unnoticed.
+// Host test data whose every element is distinct, so a misplaced element cannot go unnoticed; and
+// values of scattered magnitudes, whose sums depend on the order they are added in.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "tessel/tessel.hpp"
@@ -12,6 +15,18 @@ template <class T>
 std::vector<T> iota_data(Shape const& shape, T offset = T(0)) {
   std::vector<T> v(static_cast<std::size_t>(shape.num_elements()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(i) * T(3) + offset;
+  return v;
+}
+
+// n normal values, each scaled by 2^e for e uniform in [-max_exponent, max_exponent], times
+// `scale`: a sum of them rounds differently in each order (a reduction-order test's data).
+template <class T>
+std::vector<T> scattered_values(std::int64_t n, unsigned seed, int max_exponent, double scale = 1.0) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-max_exponent, max_exponent);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(gen), exponent(gen)) * scale);
   return v;
 }
 
