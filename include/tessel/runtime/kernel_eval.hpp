@@ -125,6 +125,9 @@ struct IotaEval {
   [[nodiscard]] bool all_reduces_fused() const { return true; }
 };
 
+template <class Op, class Compute, class... Children>
+struct NodeEval;
+
 // The value a node of row-invariant children holds for the row (begin_row computes it once, so
 // the row loop does not recompute, say, LayerNorm's rsqrt(var + eps) per element or per block);
 // nothing for other nodes. at<Unit, Fused = true> reads it: every reduction is row-fused then, so
@@ -147,53 +150,15 @@ struct RowValue {
 template <class R>
 struct RowValue<false, R> {};
 
-// A node's children in order, as plain members (not std::tuple: laid out alike in the host and
-// device passes of nvcc). The list ends at its last child, so it holds no empty member.
-template <class... Cs>
-struct ChildList;
-template <class C>
-struct ChildList<C> {
-  C first;
-};
-template <class C, class Next, class... Rest>
-struct ChildList<C, Next, Rest...> {
-  C first;
-  ChildList<Next, Rest...> rest;
-};
-
-template <std::size_t I, class L>
-KOKKOS_FORCEINLINE_FUNCTION constexpr auto& child(L& list) {
-  if constexpr (I == 0) return list.first;
-  else return child<I - 1>(list.rest);
-}
-template <std::size_t I, class L>
-KOKKOS_FORCEINLINE_FUNCTION constexpr auto const& child(L const& list) {
-  if constexpr (I == 0) return list.first;
-  else return child<I - 1>(list.rest);
-}
-
-// An elementwise node of one, two or three children (where(c, a, b): its condition stays bool,
-// the branches are converted to Compute; every other operand is converted to Compute).
-template <class Op, class Compute, class... Children>
-struct NodeEval {
-  static constexpr std::size_t arity = sizeof...(Children);
-  template <std::size_t I>
-  using operand_t = std::conditional_t<arity == 3 && I == 0, bool, Compute>;
-  template <std::size_t... I>
-  static auto result(std::index_sequence<I...>) -> decltype(Op::apply(std::declval<operand_t<I>>()...));
-  using R = decltype(result(std::make_index_sequence<arity>{}));
-  static constexpr bool row_invariant = (row_invariant_v<Children> && ...);
-  using Indices = std::make_index_sequence<arity>;
-
-  ChildList<Children...> children;
+template <class Op, class Compute, class A>
+struct NodeEval<Op, Compute, A> {
+  using R = decltype(Op::apply(std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<A>;
+  A a;
   TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
-
-  // The evaluator of these children (the binders make one so).
-  KOKKOS_INLINE_FUNCTION static NodeEval of(Children const&... c) { return NodeEval{list(c...)}; }
-
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
-    begin_children(idx, outer, r, Indices{});
+    a.begin_row(idx, outer, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -203,45 +168,100 @@ struct NodeEval {
   }
   template <bool Unit, bool Fused>
   KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
-    return apply<Unit, Fused>(e, Indices{});
+    return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)));
   }
-  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const { prefetch_children(e, Indices{}); }
-  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const { streams_of_children(s, Indices{}); }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const { a.prefetch_next_row(e); }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const { a.next_row_streams(s); }
   template <class F>
   void for_each_leaf(F&& f) {
-    leaves_of_children(f, Indices{});
+    a.for_each_leaf(f);
   }
-  [[nodiscard]] bool all_reduces_fused() const { return all_fused(Indices{}); }
+  [[nodiscard]] bool all_reduces_fused() const { return a.all_reduces_fused(); }
+};
 
- private:
-  template <class C, class... Cs>
-  KOKKOS_INLINE_FUNCTION static ChildList<C, Cs...> list(C const& c, Cs const&... cs) {
-    if constexpr (sizeof...(Cs) == 0) return {c};
-    else return {c, list(cs...)};
+template <class Op, class Compute, class A, class B>
+struct NodeEval<Op, Compute, A, B> {
+  using R = decltype(Op::apply(std::declval<Compute>(), std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<A> && row_invariant_v<B>;
+  A a;
+  B b;
+  TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    a.begin_row(idx, outer, r);
+    b.begin_row(idx, outer, r);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
-  template <class Row, std::size_t... I>
-  KOKKOS_INLINE_FUNCTION void begin_children(std::int64_t const* idx, int outer, Row const& r, std::index_sequence<I...>) {
-    (child<I>(children).begin_row(idx, outer, r), ...);
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    if constexpr (row_invariant && Fused) return row.value;
+    else return apply<Unit, Fused>(e);
   }
-  template <bool Unit, bool Fused, std::size_t... I>
-  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e, std::index_sequence<I...>) const {
-    return Op::apply(static_cast<operand_t<I>>(child<I>(children).template at<Unit, Fused>(e))...);
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
+    return Op::apply(static_cast<Compute>(a.template at<Unit, Fused>(e)),
+                     static_cast<Compute>(b.template at<Unit, Fused>(e)));
   }
-  template <std::size_t... I>
-  KOKKOS_FORCEINLINE_FUNCTION void prefetch_children(std::int64_t e, std::index_sequence<I...>) const {
-    (child<I>(children).prefetch_next_row(e), ...);
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    a.prefetch_next_row(e);
+    b.prefetch_next_row(e);
   }
-  template <std::size_t... I>
-  KOKKOS_INLINE_FUNCTION void streams_of_children(NextRowStreams& s, std::index_sequence<I...>) const {
-    (child<I>(children).next_row_streams(s), ...);
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    a.next_row_streams(s);
+    b.next_row_streams(s);
   }
-  template <class F, std::size_t... I>
-  void leaves_of_children(F& f, std::index_sequence<I...>) {
-    (child<I>(children).for_each_leaf(f), ...);
+  template <class F>
+  void for_each_leaf(F&& f) {
+    a.for_each_leaf(f);
+    b.for_each_leaf(f);
   }
-  template <std::size_t... I>
-  [[nodiscard]] bool all_fused(std::index_sequence<I...>) const {
-    return (child<I>(children).all_reduces_fused() && ...);
+  [[nodiscard]] bool all_reduces_fused() const { return a.all_reduces_fused() && b.all_reduces_fused(); }
+};
+
+// where(c, a, b): the condition stays bool, the branches are converted.
+template <class Op, class Compute, class C, class A, class B>
+struct NodeEval<Op, Compute, C, A, B> {
+  using R = decltype(Op::apply(true, std::declval<Compute>(), std::declval<Compute>()));
+  static constexpr bool row_invariant = row_invariant_v<C> && row_invariant_v<A> && row_invariant_v<B>;
+  C c;
+  A a;
+  B b;
+  TESSEL_DETAIL_NO_UNIQUE_ADDRESS RowValue<row_invariant, R> row{};
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
+    c.begin_row(idx, outer, r);
+    a.begin_row(idx, outer, r);
+    b.begin_row(idx, outer, r);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
+  }
+  template <bool Unit, bool Fused = false>
+  KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
+    if constexpr (row_invariant && Fused) return row.value;
+    else return apply<Unit, Fused>(e);
+  }
+  template <bool Unit, bool Fused>
+  KOKKOS_FORCEINLINE_FUNCTION R apply(std::int64_t e) const {
+    return Op::apply(static_cast<bool>(c.template at<Unit, Fused>(e)), static_cast<Compute>(a.template at<Unit, Fused>(e)),
+                     static_cast<Compute>(b.template at<Unit, Fused>(e)));
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
+    c.prefetch_next_row(e);
+    a.prefetch_next_row(e);
+    b.prefetch_next_row(e);
+  }
+  KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams& s) const {
+    c.next_row_streams(s);
+    a.next_row_streams(s);
+    b.next_row_streams(s);
+  }
+  template <class F>
+  void for_each_leaf(F&& f) {
+    c.for_each_leaf(f);
+    a.for_each_leaf(f);
+    b.for_each_leaf(f);
+  }
+  [[nodiscard]] bool all_reduces_fused() const {
+    return c.all_reduces_fused() && a.all_reduces_fused() && b.all_reduces_fused();
   }
 };
 

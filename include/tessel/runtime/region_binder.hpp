@@ -104,9 +104,14 @@ struct Binder {
       return {static_cast<W>(state.scalars[static_cast<std::size_t>(id)])};
     } else if constexpr (E::kind == NodeKind::elementwise) {
       using Ev = typename eval_of<E>::type;
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return Ev::of(bind<child_t<I, E>>(base + child_offset<E, I>, pos, region, space)...);
-      }(std::make_index_sequence<arity<E>>{});
+      if constexpr (arity<E> == 1) return Ev{bind<child_t<0, E>>(base, pos, region, space)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind<child_t<0, E>>(base, pos, region, space),
+                  bind<child_t<1, E>>(base + child_offset<E, 1>, pos, region, space)};
+      else
+        return Ev{bind<child_t<0, E>>(base, pos, region, space),
+                  bind<child_t<1, E>>(base + child_offset<E, 1>, pos, region, space),
+                  bind<child_t<2, E>>(base + child_offset<E, 2>, pos, region, space)};
     } else if constexpr (E::kind == NodeKind::reduce) {
       typename eval_of<E>::type r{};
       if (at(id).row_fused) {
@@ -270,9 +275,14 @@ struct Binder {
       return r;
     } else if constexpr (E::kind == NodeKind::elementwise) {
       using Ev = cached_eval_t<E, R>;
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return Ev::of(bind_cached<R, child_t<I, E>>(base + child_offset<E, I>, pos, region, space, out)...);
-      }(std::make_index_sequence<arity<E>>{});
+      if constexpr (arity<E> == 1) return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out)};
+      else if constexpr (arity<E> == 2)
+        return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out),
+                  bind_cached<R, child_t<1, E>>(base + child_offset<E, 1>, pos, region, space, out)};
+      else
+        return Ev{bind_cached<R, child_t<0, E>>(base, pos, region, space, out),
+                  bind_cached<R, child_t<1, E>>(base + child_offset<E, 1>, pos, region, space, out),
+                  bind_cached<R, child_t<2, E>>(base + child_offset<E, 2>, pos, region, space, out)};
     } else {
       return bind<E>(base, pos, region, space);
     }
