@@ -32,6 +32,7 @@ constexpr std::string gemm_text(GraphNode const& lhs, GraphNode const& rhs, Grap
 // shared axis first.
 struct DotFactors {
   FactorRule rule;
+  DotMapping map;              // which operand dimensions are free (dot_mapping)
   std::size_t nb, nk, nm, nn;  // batch, contracting, lhs-free and rhs-free factors
   [[nodiscard]] constexpr int batch(std::size_t k) const { return static_cast<int>(k); }
   [[nodiscard]] constexpr int contract(std::size_t k) const { return static_cast<int>(nb + k); }
@@ -52,7 +53,7 @@ struct DotFactors {
 
 constexpr DotFactors dot_factors(DotDims const& dd, std::size_t lhs_rank, std::size_t rhs_rank) {
   DotMapping const map = dot_mapping(dd, lhs_rank, rhs_rank);
-  DotFactors f{{}, dd.lhs_batch.size(), dd.lhs_contract.size(), map.lhs_free.size(), map.rhs_free.size()};
+  DotFactors f{{}, map, dd.lhs_batch.size(), dd.lhs_contract.size(), map.lhs_free.size(), map.rhs_free.size()};
   std::vector<int> lhs(lhs_rank), rhs(rhs_rank);
   for (std::size_t k = 0; k < f.nb; ++k) lhs[dd.lhs_batch[k]] = rhs[dd.rhs_batch[k]] = f.batch(k);
   for (std::size_t k = 0; k < f.nk; ++k) lhs[dd.lhs_contract[k]] = rhs[dd.rhs_contract[k]] = f.contract(k);
@@ -76,7 +77,7 @@ constexpr FactorChoice choose_dot(Planner const& p, int i, std::optional<NamedSh
   auto axes_of = [&](NamedSharding const& s, std::size_t d) { return s.mesh() == mesh ? s.layout().dim_axes(d) : AxisList{}; };
   DotDims const& dd = n.dot;
   DotFactors const f = dot_factors(dd, L.shape.size(), R.shape.size());
-  DotMapping const map = dot_mapping(dd, L.shape.size(), R.shape.size());
+  DotMapping const& map = f.map;
 
   // A factor's axes as an operand has them: the lhs's batch and contracting factors, or the rhs's;
   // each free factor from the operand holding it.
