@@ -100,6 +100,12 @@ struct Allocation {
   bool input = false;  // held by the caller: never dropped by the plan
 };
 
+// What memory_analysis reads of a whole walk.
+struct WalkResult {
+  std::vector<Allocation> allocations;
+  std::vector<int> slot;
+};
+
 struct Walk {
   Plan const& plan;
   MemoryLayout const& layout;
@@ -324,7 +330,12 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
     return w;
   };
 
-  Walk const all = walk(to_the_end);
+  // (the whole walk's allocations and slots, taken from it inside a lambda: nvcc's front end
+  // refuses a Walk variable, which holds references, in a constexpr function)
+  auto const all = [&] {
+    Walk w = walk(to_the_end);
+    return WalkResult{std::move(w.allocations), std::move(w.slot)};
+  }();
   for (auto const& al : all.allocations)
     for (std::size_t d = 0; d < device_slots; ++d) used[d] = used[d] || al.memory.bytes[d] != 0;
   int const result_allocation = plan.slot.empty() ? -1 : all.slot[static_cast<std::size_t>(plan.slot.back())];
@@ -359,10 +370,9 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
   if (m.device < 0 || !name_largest) return m;
   if (m.peak_step >= 0) m.peak_label = "#" + decimal(m.peak_step) + " " + plan.steps[static_cast<std::size_t>(m.peak_step)].label;
   // What is live on that device at its peak: the walk again, up to it.
-  Walk at = walk(m.peak_step);
+  auto const at_peak = [&] { return std::move(walk(m.peak_step).allocations); }();
   auto const d = static_cast<std::size_t>(m.device);
-  for (std::size_t a = 0; a < at.allocations.size(); ++a) {
-    auto const& al = at.allocations[a];
+  for (Allocation const& al : at_peak) {
     if (al.memory.bytes[d] > 0 && (al.refs > 0 || al.input)) m.largest_live.push_back({al.what, al.memory.bytes[d]});
   }
   std::sort(m.largest_live.begin(), m.largest_live.end(),
