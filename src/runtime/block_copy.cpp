@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <format>
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/launch.hpp"
 
 namespace tessel::detail {
@@ -123,6 +125,10 @@ void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
     std::copy(dsts.begin(), dsts.end(), t.dst);
     launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
   } else {
+    // (the tables go to the device through host memory, which a graph's replay would read again)
+    if (capture_number() != 0)
+      return break_capture(std::format("a copy of {} regions into {} buffers (its tables go through host memory)",
+                                       tasks.size(), dsts.size()));
     ViewTables<typename Exec::memory_space> t{table<Task>(exec, tasks), table<DstPtr>(exec, dsts)};
     launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
   }

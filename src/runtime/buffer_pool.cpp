@@ -11,6 +11,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/memory_stats.hpp"
 #include "tessel/runtime/backend/devices.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/pool_order_check.hpp"
@@ -107,7 +108,25 @@ Pool& pool() {
   return *p;
 }
 
+// Buffers released inside the capture under way on this thread (runtime/capture.hpp): the
+// capture's later acquisitions take them first (their events are the capture's, so the waits become
+// the graph's edges), and the graph keeps them at its end (its replays use them again).
+struct CapturedFree {
+  int unit;
+  std::size_t size;
+  void* memory;
+  Charges charged;
+  std::vector<Event> last_use;
+};
+thread_local std::vector<CapturedFree> captured_free;
+
 void give_back(int unit, void* memory, std::size_t size, Charges const& charged) {
+  if (capture_number() != 0) {
+    captured_free.push_back({unit, size, memory, charged, every_queue_now()});
+    std::lock_guard lock(pool().mutex);
+    pool().charge(charged, false);
+    return;
+  }
   auto& p = pool();
   std::vector<Event> last_use = every_queue_now();
   {
@@ -138,11 +157,20 @@ std::shared_ptr<std::byte> acquire_device_memory(ExecSpace const& where, std::si
   void* memory = nullptr;
   std::vector<Event> last_use;
   Charges const charged = charges_of(size, charges, users);
+  auto captured = std::find_if(captured_free.begin(), captured_free.end(),
+                               [&](CapturedFree const& f) { return f.unit == unit && f.size == size; });
+  if (captured != captured_free.end()) {  // (only inside a capture: the list is empty outside)
+    memory = captured->memory;
+    last_use = std::move(captured->last_use);
+    captured_free.erase(captured);
+  }
   {
     auto& p = pool();
     std::lock_guard lock(p.mutex);
     p.charge(charged, true);  // (given back below if no memory is found)
-    if (auto it = p.free.find(std::pair{unit, size}); it != p.free.end()) {
+    if (memory != nullptr) {
+      // (taken from the capture's own)
+    } else if (auto it = p.free.find(std::pair{unit, size}); it != p.free.end()) {
       memory = it->second.memory;
       last_use = std::move(it->second.last_use);
       p.cached -= size;
@@ -184,6 +212,21 @@ std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t
 }
 
 void skip_pool_waits_for_test(bool skip) { skip_waits_for_test = skip; }
+
+std::vector<std::shared_ptr<void>> buffers_released_in_capture() {
+  std::vector<std::shared_ptr<void>> kept;
+  for (CapturedFree& f : captured_free) {
+    {
+      std::lock_guard lock(pool().mutex);
+      pool().charge(f.charged, true);  // (the graph's, until it goes)
+    }
+    kept.emplace_back(f.memory, [unit = f.unit, size = f.size, charged = f.charged](void* m) {
+      give_back(unit, m, size, charged);
+    });
+  }
+  captured_free.clear();
+  return kept;
+}
 
 void release_pooled_memory() {
   auto& p = pool();

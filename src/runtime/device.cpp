@@ -9,6 +9,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/device_placement.hpp"
 #include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -132,6 +133,7 @@ std::string detail::placement_note() {
 }
 
 void fence_all_devices() {
+  if (detail::capture_number() != 0) return detail::break_capture("a host wait for every device inside a step");
   auto& counts = detail::ordering_counts();
   detail::count(counts.all_fences);
   if (detail::host_queues_active() && !detail::on_queue_thread()) {

@@ -35,4 +35,10 @@ bool take_donation(TensorImpl const& t) {
   return true;
 }
 
+bool is_donated(TensorImpl const& t) {
+  auto& d = donations();
+  std::lock_guard lock(d.mutex);
+  return std::any_of(d.tensors.begin(), d.tensors.end(), [&](auto const& w) { return w.lock().get() == &t; });
+}
+
 }  // namespace tessel::detail

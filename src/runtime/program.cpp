@@ -132,6 +132,11 @@ std::optional<Program> ProgramRecorder::finish(std::vector<ImplPtr> const& resul
 }
 
 std::vector<ImplPtr> Program::run(std::vector<ImplPtr> const& arguments) const {
+  if (auto results = graph_->run(*this, arguments)) return std::move(*results);
+  return run_steps(arguments);
+}
+
+std::vector<ImplPtr> Program::run_steps(std::vector<ImplPtr> const& arguments) const {
   std::vector<ImplPtr> made(steps_.size());
   auto value = [&](ProgramValue v) -> ImplPtr const& {
     switch (v.from) {
@@ -293,6 +298,12 @@ std::string Program::explain() const {
                               steps_.size(), steps_.size() == 1 ? "" : "s", steps_.size() - reshards,
                               steps_.size() - reshards == 1 ? "" : "s", plans.size(), plans.size() == 1 ? "" : "s",
                               reshards, reshards == 1 ? "" : "s");
+  GraphStatus const graph = graph_->status();
+  if (graph.launches > 0 && graph.why_not.empty())
+    s += std::format("replayed as one graph: {} capture{}, {} launch{}\n", graph.captures, graph.captures == 1 ? "" : "s",
+                     graph.launches, graph.launches == 1 ? "" : "es");
+  else if (!graph.why_not.empty())
+    s += std::format("replayed step by step: {}\n", graph.why_not);
   for (std::size_t k = 0; k < steps_.size(); ++k)
     if (steps_[k].plan == nullptr)
       s += std::format("-- step {}: device_put to {}\n", k + 1, to_string(*steps_[k].reshard_to));

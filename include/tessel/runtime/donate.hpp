@@ -21,6 +21,8 @@ namespace detail {
 void mark_donated(std::shared_ptr<TensorImpl const> const& t);
 // Whether t was donated; the donation is used up (true once).
 bool take_donation(TensorImpl const& t);
+// Whether t is donated now (the donation is not used up).
+bool is_donated(TensorImpl const& t);
 }  // namespace detail
 
 template <Element T>

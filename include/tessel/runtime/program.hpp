@@ -23,6 +23,7 @@
 #include "tessel/core/named_sharding.hpp"
 #include "tessel/plan/memory_analysis.hpp"
 #include "tessel/runtime/execute.hpp"
+#include "tessel/runtime/program_graph.hpp"
 #include "tessel/runtime/replay_hooks.hpp"
 
 namespace tessel::detail {
@@ -49,8 +50,15 @@ struct ProgramStep {
 class Program {
  public:
   // Runs the steps with these arguments (in the order the body received them); returns the
-  // body's results (one, or each tensor of the tuple or vector it returned).
+  // body's results (one, or each tensor of the tuple or vector it returned). As one graph where the
+  // backend captures graphs (runtime/program_graph.hpp), else step by step.
   [[nodiscard]] std::vector<ImplPtr> run(std::vector<ImplPtr> const& arguments) const;
+  // The same, step by step: each evaluation and reshard queued as the body queued it.
+  [[nodiscard]] std::vector<ImplPtr> run_steps(std::vector<ImplPtr> const& arguments) const;
+  // Where each result comes from.
+  [[nodiscard]] std::vector<ProgramValue> const& result_sources() const { return results_; }
+  // Whether calls run as a graph: how many captures and launches, or why not.
+  [[nodiscard]] GraphStatus graph_status() const { return graph_->status(); }
   // The plans one call runs: each distinct plan once, with the steps that run it.
   [[nodiscard]] std::string explain() const;
   // What each device holds while a call with these arguments runs (plan/memory_analysis.hpp): the
@@ -64,6 +72,8 @@ class Program {
   std::vector<ProgramStep> steps_;
   std::vector<ImplPtr> constants_;
   std::vector<ProgramValue> results_;
+  // (shared by the copies of this program, which run the same steps)
+  std::shared_ptr<ProgramGraph> graph_ = std::make_shared<ProgramGraph>();
 };
 
 // Records, while it lives, what the body it watches runs on this thread.

@@ -27,6 +27,7 @@ struct Event {
   int device = -1;               // -1: complete from the start
   std::uint64_t ticket = 0;      // host queues: the number of items queued on `device` before it
   std::shared_ptr<void> native;  // GPU backends: the backend's event
+  std::uint32_t capture = 0;     // recorded inside this capture (runtime/capture.hpp), or 0
 };
 
 // What the runtime asked of the queues, counted on the host (bench_dispatch reports them per call):
@@ -38,6 +39,7 @@ struct OrderingCounts {
   std::atomic<std::uint64_t> waits{0};
   std::atomic<std::uint64_t> device_fences{0};
   std::atomic<std::uint64_t> all_fences{0};
+  std::atomic<std::uint64_t> graph_launches{0};  // captured graphs queued (runtime/capture.hpp)
 };
 OrderingCounts& ordering_counts() noexcept;
 // A load and a store, not a read-modify-write: the host thread counts (a locked add per launch was

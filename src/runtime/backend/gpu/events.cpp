@@ -4,7 +4,7 @@
 // one stream.
 #include <format>
 
-#include "tessel/core/error.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/stream.hpp"
 
 #include "vendor.hpp"
@@ -13,13 +13,7 @@ namespace tessel::detail {
 namespace {
 
 namespace vendor = backend::vendor;
-
-// `what` is the call's name without the vendor's prefix ("EventRecord": cudaEventRecord, hipEventRecord).
-void check(gpuError_t status, char const* what) {
-  if (status != gpuSuccess)
-    throw Error(std::format("{}{} failed: {} ({})", vendor::api_prefix, what, gpuGetErrorName(status),
-                            gpuGetErrorString(status)));
-}
+using vendor::check;
 
 }  // namespace
 
@@ -37,22 +31,27 @@ Event record_event(Device const& d) {
   gpuEvent_t e = nullptr;
   check(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "EventCreateWithFlags");
   check(gpuEventRecord(e, vendor::stream_of(d.exec)), "EventRecord");
-  return Event{d.id, 0, std::shared_ptr<void>(e, [](void* p) { (void)gpuEventDestroy(static_cast<gpuEvent_t>(p)); })};
+  return Event{d.id, 0, std::shared_ptr<void>(e, [](void* p) { (void)gpuEventDestroy(static_cast<gpuEvent_t>(p)); }),
+               capture_number()};
 }
 
 void wait_event(Device const& waiter, Event const& e) {
   if (e.device < 0 || e.device == waiter.id || !e.native) return;
+  // (inside a capture, an event from before it is complete: begin_capture fenced its devices)
+  if (capture_number() != 0 && e.capture != capture_number()) return;
   count(ordering_counts().waits);
   check(gpuStreamWaitEvent(vendor::stream_of(waiter.exec), static_cast<gpuEvent_t>(e.native.get()), 0),
         "StreamWaitEvent");
 }
 
 void fence_devices(std::span<int const> ids) {
+  if (capture_number() != 0) return break_capture(host_wait_in_capture(ids));
   count(ordering_counts().device_fences);
   for (int id : ids) device(id).exec.fence("tessel::fence_device");
 }
 
 void fence_device(Device const& d) {
+  if (capture_number() != 0) return break_capture(host_wait_in_capture(std::span<int const>(&d.id, 1)));
   count(ordering_counts().device_fences);
   d.exec.fence("tessel::fence_device");
 }

@@ -32,6 +32,17 @@
 #define gpuEventRecord hipEventRecord
 #define gpuEventDestroy hipEventDestroy
 
+// Graphs: stream capture, instantiation, launch.
+#define gpuGraph_t hipGraph_t
+#define gpuGraphExec_t hipGraphExec_t
+#define gpuStreamBeginCapture hipStreamBeginCapture
+#define gpuStreamEndCapture hipStreamEndCapture
+#define gpuStreamCaptureModeRelaxed hipStreamCaptureModeRelaxed
+#define gpuGraphInstantiateWithFlags hipGraphInstantiateWithFlags
+#define gpuGraphLaunch hipGraphLaunch
+#define gpuGraphDestroy hipGraphDestroy
+#define gpuGraphExecDestroy hipGraphExecDestroy
+
 // BLAS: handles, GEMMs, and the types of GemmEx. The Ex calls are hipBLAS 2's _v2 ones, which take
 // hipDataType and hipblasComputeType_t as cuBLAS does (the plain names take the deprecated
 // hipblasDatatype_t unless every includer defines HIPBLAS_V2).

@@ -23,6 +23,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "tessel/core/error.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/stream.hpp"
 
@@ -176,12 +177,42 @@ void rethrow(std::exception_ptr failure) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// A graph on the host (runtime/capture.hpp): the items the host thread queued while it captured,
+// in that order, queued again by each launch. An item's event from inside the capture counts
+// items of the capture; a launch adds what the event's queue had issued before it.
+struct HostGraph {
+  struct Queued {
+    int device;  // global id of the queue it goes to
+    Item item;
+  };
+  std::uint32_t number = 0;
+  std::vector<int> devices;
+  std::vector<Queued> items;
+  std::vector<std::uint64_t> issued;  // by local device index: items recorded for that queue
+
+  void record(int device, Item item) {
+    auto const k = static_cast<std::size_t>(local_index(device));
+    if (issued.size() <= k) issued.resize(k + 1, 0);
+    ++issued[k];
+    items.push_back({device, std::move(item)});
+  }
+  std::uint64_t issued_on(int device) const {
+    auto const k = static_cast<std::size_t>(local_index(device));
+    return k < issued.size() ? issued[k] : 0;
+  }
+};
+thread_local std::unique_ptr<HostGraph> recording;  // the capture under way on this thread
+
 }  // namespace
 
 bool host_queues_active() noexcept { return queues().active; }
 bool work_is_asynchronous() noexcept { return queues().active; }
 
 void submit(Device const& d, char const* label, std::function<void(ExecSpace const&, char const*)> work) {
+  if (recording) {
+    recording->record(d.id, Item{std::move(work), &d, Event{}, label != nullptr ? label : ""});
+    return;
+  }
   auto& s = shared();
   {
     std::lock_guard lock(s.mutex);
@@ -193,6 +224,7 @@ void submit(Device const& d, char const* label, std::function<void(ExecSpace con
 Event record_event(Device const& d) {
   count(ordering_counts().events);
   if (!host_queues_active() || on_queue_thread()) return Event{};
+  if (recording) return Event{d.id, recording->issued_on(d.id), nullptr, recording->number};
   std::lock_guard lock(shared().mutex);
   WorkQueue const* q = find_queue(d.id);
   if (q == nullptr) return Event{};
@@ -201,6 +233,12 @@ Event record_event(Device const& d) {
 
 void wait_event(Device const& waiter, Event const& e) {
   if (e.device < 0 || !host_queues_active() || on_queue_thread()) return;
+  if (recording) {  // (an event from before the capture is complete: begin_capture fenced its devices)
+    if (e.capture != recording->number || e.device == waiter.id) return;
+    count(ordering_counts().waits);
+    recording->record(waiter.id, Item{{}, nullptr, e, "tessel::wait"});
+    return;
+  }
   auto& s = shared();
   {
     std::lock_guard lock(s.mutex);
@@ -213,6 +251,7 @@ void wait_event(Device const& waiter, Event const& e) {
 }
 
 void fence_devices(std::span<int const> ids) {
+  if (capture_number() != 0) return break_capture(host_wait_in_capture(ids));
   count(ordering_counts().device_fences);
   if (!host_queues_active() || on_queue_thread()) {
     ExecSpace().fence("tessel::fence_device");
@@ -253,3 +292,49 @@ void stop_host_queues() {
 }
 
 }  // namespace tessel::detail
+
+namespace tessel::backend {
+
+std::string_view graphs_unavailable(bool host_graphs_asked) {
+  if (!host_graphs_asked) return "a host replays programs step by step (TESSEL_HOST_GRAPHS=1 records graphs, for tests)";
+  if (!detail::host_queues_active()) return "host graphs record the host queues, which TESSEL_ASYNC=1 starts";
+  return {};
+}
+
+void begin_graph_capture(std::span<int const> devices, std::uint32_t number) {
+  detail::recording = std::make_unique<detail::HostGraph>();
+  detail::recording->number = number;
+  detail::recording->devices.assign(devices.begin(), devices.end());
+}
+
+std::shared_ptr<void> end_graph_capture(std::string& why) {
+  std::shared_ptr<detail::HostGraph> graph = std::move(detail::recording);
+  if (!why.empty()) return nullptr;
+  return graph;
+}
+
+void launch_graph(void* native) {
+  using namespace detail;
+  auto const& graph = *static_cast<HostGraph const*>(native);
+  // Each device's items after everything queued on any of the graph's devices: the last launch's
+  // reads of the buffers this one writes, on whichever device they ran.
+  wait_for_all(graph.devices, graph.devices);
+  auto& s = shared();
+  {
+    std::lock_guard lock(s.mutex);
+    std::vector<std::uint64_t> base(graph.issued.size(), 0);
+    int const first = distributed::process_index() * local_device_count();
+    for (std::size_t k = 0; k < base.size(); ++k) base[k] = queue_of(first + static_cast<int>(k)).issued();
+    for (auto const& [device, recorded] : graph.items) {
+      Item item = recorded;
+      if (item.after.capture == graph.number && item.after.device >= 0) {
+        item.after.ticket += base[static_cast<std::size_t>(local_index(item.after.device))];
+        item.after.capture = 0;
+      }
+      queue_of(device).push(std::move(item));
+    }
+  }
+  s.changed.notify_all();
+}
+
+}  // namespace tessel::backend
