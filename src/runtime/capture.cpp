@@ -20,12 +20,12 @@ bool switched_on(char const* name) {
 }
 bool host_graphs_from_environment() { return switched_on("TESSEL_HOST_GRAPHS"); }
 // TESSEL_GRAPHS=0: no graphs anywhere (a GPU replays step by step), to tell a graph's fault from a step's.
-bool graphs_switched_off() {
-  static bool const off = [] {
+std::atomic<bool>& graphs_on() {
+  static std::atomic<bool> on{[] {
     char const* env = std::getenv("TESSEL_GRAPHS");
-    return env != nullptr && std::strcmp(env, "0") == 0;
-  }();
-  return off;
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }()};
+  return on;
 }
 
 std::atomic<bool>& host_graphs_asked() {
@@ -45,7 +45,7 @@ thread_local Capture current;
 
 std::string_view graphs_unavailable() {
   // A message between processes is sent once its buffer is complete, which the host must see.
-  if (graphs_switched_off()) return "TESSEL_GRAPHS=0";
+  if (!graphs_on().load(std::memory_order_relaxed)) return "graphs are off (TESSEL_GRAPHS=0, or use_graphs(false))";
   if (distributed::process_count() > 1) return "collectives between processes wait on the host (MPI)";
   return backend::graphs_unavailable(host_graphs_asked().load(std::memory_order_relaxed));
 }
@@ -95,3 +95,9 @@ void launch_graph(CapturedGraph const& graph) {
 }
 
 }  // namespace tessel::detail
+
+namespace tessel {
+
+void use_graphs(bool on) { detail::graphs_on().store(on, std::memory_order_relaxed); }
+
+}  // namespace tessel

@@ -173,6 +173,29 @@ TEST_CASE("a program watched step by step (a trace or profile) runs without its 
   CHECK_THAT(f.explain(x, w1, w2, 1.0f), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
 }
 
+TEST_CASE("use_graphs(false) replays step by step, and the graph is used again after use_graphs(true)", "[.graphs]") {
+  HostGraphs on;
+  auto mesh = make_mesh({2, 4}, {"a", "b"});
+  int runs = 0;
+  TwoBlocks body{&runs, NamedSharding(mesh, P(None, "b"))};
+  auto f = jit(body);
+  auto x = draw({16, 8}, NamedSharding(mesh, P("a")), 1), w1 = draw({8, 16}, NamedSharding(mesh, P()), 2),
+       w2 = draw({16, 8}, NamedSharding(mesh, P("b")), 3);
+  auto const expected = body(x, w1, w2, 1.0f).to_host();
+  (void)f(x, w1, w2, 1.0f);
+  (void)f(x, w1, w2, 1.0f);
+  use_graphs(false);
+  auto const launches = graph_launches();
+  CHECK(test::bitwise_equal(f(x, w1, w2, 1.0f).to_host(), expected));
+  CHECK(graph_launches() == launches);
+  CHECK_THAT(f.explain(x, w1, w2, 1.0f),
+             ContainsSubstring("replayed step by step: graphs are off (TESSEL_GRAPHS=0, or use_graphs(false))"));
+  use_graphs(true);
+  CHECK(test::bitwise_equal(f(x, w1, w2, 1.0f).to_host(), expected));
+  CHECK(graph_launches() == launches + 1);
+  CHECK_THAT(f.explain(x, w1, w2, 1.0f), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
+}
+
 TEST_CASE("without graphs a program replays step by step, and explain says why", "[runtime][jit][program][graph]") {
   if (!detail::graphs_unavailable().empty()) {
     auto mesh = make_mesh({8}, {"x"});

@@ -15,7 +15,7 @@
 // end); a host with TESSEL_ASYNC=1 records its queues' items and queues them again on a launch, so
 // that the tests see what a graph holds and when it must be rebuilt. Graphs are used on a host only
 // when TESSEL_HOST_GRAPHS=1 (or a test asks): there the replay of a program is not faster.
-// TESSEL_GRAPHS=0 turns graphs off everywhere.
+// TESSEL_GRAPHS=0, or use_graphs(false), turns graphs off everywhere.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -59,6 +59,15 @@ bool capture_broken() noexcept;
 void launch_graph(CapturedGraph const& graph);
 
 }  // namespace tessel::detail
+
+namespace tessel {
+
+// Whether a recorded program's replays may run as captured graphs where the backend captures them
+// (the default; TESSEL_GRAPHS=0 starts with false): to compare a step-by-step replay with a graph's
+// in one process, or to tell a graph's fault from a step's.
+void use_graphs(bool on);
+
+}  // namespace tessel
 
 namespace tessel::backend {
 
