@@ -132,23 +132,41 @@ void BM_recorded_forward(benchmark::State& state) {
   state.counters["replay_over_body"] = replay_s / body_s;
 }
 
-// A cached call of GPT-2's Megatron MLP block (LayerNorm, two GEMMs with the hidden dimension over
-// mp, gelu, the all-reduce, the residual) on (dp 2, mp 4): batch 4 x 16 tokens, embd 64, hidden
-// 256. Each call waits for its result.
+// GPT-2's Megatron MLP block (LayerNorm, two GEMMs with the hidden dimension over mp, gelu, the
+// all-reduce, the residual) on (dp 2, mp 4): batch 4 x 16 tokens, embd 64, hidden 256.
+struct MlpInputs {
+  Mesh mesh = make_mesh({2, 4}, {"dp", "mp"});
+  models::Gpt2Shardings s{mesh};
+  static constexpr std::int64_t e = 64, f = 4 * e;
+  Tensor<float> x = random::normal(PRNGKey(1), {4, 16, e}, s.batch);
+  Tensor<float> g = random::normal(PRNGKey(2), {e}, s.replicated);
+  Tensor<float> b = random::normal(PRNGKey(3), {e}, s.replicated);
+  Tensor<float> w_fc = random::normal(PRNGKey(4), {e, f}, s.hidden_cols);
+  Tensor<float> b_fc = random::normal(PRNGKey(5), {f}, s.hidden_bias);
+  Tensor<float> w_proj = random::normal(PRNGKey(6), {f, e}, s.hidden_rows);
+  Tensor<float> b_proj = random::normal(PRNGKey(7), {e}, s.replicated);
+};
+
+// A cached call of the block, a jitted expression (one plan run per call). Each call waits for
+// its result.
 void BM_megatron_mlp_call(benchmark::State& state) {
-  auto mesh = make_mesh({2, 4}, {"dp", "mp"});
-  models::Gpt2Shardings const s(mesh);
-  std::int64_t const e = 64, f = 4 * e;
-  auto x = random::normal(PRNGKey(1), {4, 16, e}, s.batch);
-  auto g = random::normal(PRNGKey(2), {e}, s.replicated);
-  auto b = random::normal(PRNGKey(3), {e}, s.replicated);
-  auto w_fc = random::normal(PRNGKey(4), {e, f}, s.hidden_cols);
-  auto b_fc = random::normal(PRNGKey(5), {f}, s.hidden_bias);
-  auto w_proj = random::normal(PRNGKey(6), {f, e}, s.hidden_rows);
-  auto b_proj = random::normal(PRNGKey(7), {e}, s.replicated);
+  MlpInputs const in;
   auto mlp = models::gpt2::mlp_block();
-  (void)mlp(x, g, b, w_fc, b_fc, w_proj, b_proj, 1e-5);  // plans once
-  time_calls(state, [&] { mlp(x, g, b, w_fc, b_fc, w_proj, b_proj, 1e-5).block_until_ready(); });
+  (void)mlp(in.x, in.g, in.b, in.w_fc, in.b_fc, in.w_proj, in.b_proj, 1e-5);  // plans once
+  time_calls(state, [&] { mlp(in.x, in.g, in.b, in.w_fc, in.b_fc, in.w_proj, in.b_proj, 1e-5).block_until_ready(); });
+}
+
+// The same block in a body that returns a Tensor: a recorded program, replayed as one captured
+// graph where graphs are captured (a GPU; a host with TESSEL_ASYNC=1 TESSEL_HOST_GRAPHS=1).
+void BM_megatron_mlp_program_call(benchmark::State& state) {
+  MlpInputs const in;
+  auto mlp = jit([](auto const& x, auto const& g, auto const& b, auto const& w_fc, auto const& b_fc,
+                    auto const& w_proj, auto const& b_proj) {
+    return Tensor<float>(x + (models::gpt2::mlp_hidden(x, g, b, w_fc, b_fc, w_proj, 1e-5) + b_proj));
+  });
+  (void)mlp(in.x, in.g, in.b, in.w_fc, in.b_fc, in.w_proj, in.b_proj);  // records
+  (void)mlp(in.x, in.g, in.b, in.w_fc, in.b_fc, in.w_proj, in.b_proj);  // captures, where graphs are
+  time_calls(state, [&] { mlp(in.x, in.g, in.b, in.w_fc, in.b_fc, in.w_proj, in.b_proj).block_until_ready(); });
 }
 
 // A cached call of a tiny GPT-2's whole forward (2 blocks, embd 64, 4 heads, vocabulary 512) on
@@ -172,6 +190,7 @@ void BM_gpt2_forward_call(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_megatron_mlp_call)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_megatron_mlp_program_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_gpt2_forward_call)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_recorded_forward)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_cached_jit_call)->Unit(benchmark::kMicrosecond);

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "tessel/core/error.hpp"
-#include "tessel/runtime/buffer_pool.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/stream.hpp"
 

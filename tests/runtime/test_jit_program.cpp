@@ -12,30 +12,15 @@
 #include "support/close.hpp"
 #include "support/data.hpp"
 #include "support/meshes.hpp"
+#include "support/two_blocks.hpp"
 #include "tessel/tessel.hpp"
 
 using namespace tessel;
+using test::draw;
+using test::TwoBlocks;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-Tensor<float> draw(Shape const& shape, NamedSharding const& s, std::uint32_t seed) {
-  return random::normal(PRNGKey(seed), shape, s);
-}
-
-// Two blocks of a small MLP, each its own evaluation (as a model's forward evaluates block by
-// block), a reshard between them, and a scalar argument.
-struct TwoBlocks {
-  int* runs;
-  NamedSharding middle;
-  Tensor<float> operator()(Tensor<float> const& x, Tensor<float> const& w1, Tensor<float> const& w2, float scale) const {
-    ++*runs;
-    Tensor<float> h = relu(x.matmul(w1)) * scale;
-    h = device_put(h, middle);
-    Tensor<float> y = tanh(h.matmul(w2)) + x;
-    return y;
-  }
-};
 
 long count_of(std::string const& text, std::string const& what) {
   long n = 0;

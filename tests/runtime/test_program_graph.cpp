@@ -12,33 +12,19 @@
 #include "support/close.hpp"
 #include "support/data.hpp"
 #include "support/meshes.hpp"
+#include "support/two_blocks.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/stream.hpp"
 #include "tessel/tools/profile.hpp"
 
 using namespace tessel;
+using test::draw;
+using test::JittedTwoBlocks;
+using test::TwoBlocks;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-Tensor<float> draw(Shape const& shape, NamedSharding const& s, std::uint32_t seed) {
-  return random::normal(PRNGKey(seed), shape, s);
-}
-
-// Two blocks of a small MLP, each its own evaluation, a reshard between them and a scalar: what a
-// model's forward records (runtime/program.hpp).
-struct TwoBlocks {
-  int* runs;
-  NamedSharding middle;
-  Tensor<float> operator()(Tensor<float> const& x, Tensor<float> const& w1, Tensor<float> const& w2, float scale) const {
-    ++*runs;
-    Tensor<float> h = relu(x.matmul(w1)) * scale;
-    h = device_put(h, middle);
-    Tensor<float> y = tanh(h.matmul(w2)) + x;
-    return y;
-  }
-};
 
 // Host graphs on for one test case.
 struct HostGraphs {
@@ -158,57 +144,40 @@ TEST_CASE("a host wait inside a capture breaks it: no graph, and why", "[.graphs
 TEST_CASE("a program watched step by step (a trace or profile) runs without its graph, and uses it after",
           "[.graphs]") {
   HostGraphs on;
-  auto mesh = make_mesh({8}, {"x"});
-  int runs = 0;
-  TwoBlocks body{&runs, NamedSharding(mesh, P(None, "x"))};
-  auto f = jit(body);
-  auto x = draw({16, 8}, NamedSharding(mesh, P("x")), 1), w1 = draw({8, 16}, NamedSharding(mesh, P()), 2),
-       w2 = draw({16, 8}, NamedSharding(mesh, P("x")), 3);
-  (void)f(x, w1, w2, 1.0f);
-  (void)f(x, w1, w2, 1.0f);
-  auto const profiled = profile(f, x, w1, w2, 1.0f);
+  JittedTwoBlocks f(make_mesh({8}, {"x"}));
+  (void)f();
+  (void)f();
+  auto const profiled = profile(f.f, f.x, f.w1, f.w2, 1.0f);
   CHECK(profiled.rows.size() > 1);  // each step of the program, timed
-  CHECK_THAT(f.explain(x, w1, w2, 1.0f), ContainsSubstring("replayed step by step: a trace or profile watches each step"));
-  (void)f(x, w1, w2, 1.0f);
-  CHECK_THAT(f.explain(x, w1, w2, 1.0f), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
+  CHECK_THAT(f.explain(), ContainsSubstring("replayed step by step: a trace or profile watches each step"));
+  (void)f();
+  CHECK_THAT(f.explain(), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
 }
 
 TEST_CASE("use_graphs(false) replays step by step, and the graph is used again after use_graphs(true)", "[.graphs]") {
   HostGraphs on;
-  auto mesh = make_mesh({2, 4}, {"a", "b"});
-  int runs = 0;
-  TwoBlocks body{&runs, NamedSharding(mesh, P(None, "b"))};
-  auto f = jit(body);
-  auto x = draw({16, 8}, NamedSharding(mesh, P("a")), 1), w1 = draw({8, 16}, NamedSharding(mesh, P()), 2),
-       w2 = draw({16, 8}, NamedSharding(mesh, P("b")), 3);
-  auto const expected = body(x, w1, w2, 1.0f).to_host();
-  (void)f(x, w1, w2, 1.0f);
-  (void)f(x, w1, w2, 1.0f);
+  JittedTwoBlocks f(make_mesh({2, 4}, {"a", "b"}));
+  auto const expected = f.body(f.x, f.w1, f.w2, 1.0f).to_host();
+  (void)f();
+  (void)f();
   use_graphs(false);
   auto const launches = graph_launches();
-  CHECK(test::bitwise_equal(f(x, w1, w2, 1.0f).to_host(), expected));
+  CHECK(test::bitwise_equal(f().to_host(), expected));
   CHECK(graph_launches() == launches);
-  CHECK_THAT(f.explain(x, w1, w2, 1.0f),
-             ContainsSubstring("replayed step by step: graphs are off (TESSEL_GRAPHS=0, or use_graphs(false))"));
+  CHECK_THAT(f.explain(), ContainsSubstring("replayed step by step: graphs are off (TESSEL_GRAPHS=0, or use_graphs(false))"));
   use_graphs(true);
-  CHECK(test::bitwise_equal(f(x, w1, w2, 1.0f).to_host(), expected));
+  CHECK(test::bitwise_equal(f().to_host(), expected));
   CHECK(graph_launches() == launches + 1);
-  CHECK_THAT(f.explain(x, w1, w2, 1.0f), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
+  CHECK_THAT(f.explain(), ContainsSubstring("replayed as one graph: 1 capture, 2 launches"));
 }
 
 TEST_CASE("without graphs a program replays step by step, and explain says why", "[runtime][jit][program][graph]") {
   if (!detail::graphs_unavailable().empty()) {
-    auto mesh = make_mesh({8}, {"x"});
-    int runs = 0;
-    TwoBlocks body{&runs, NamedSharding(mesh, P(None, "x"))};
-    auto f = jit(body);
-    auto x = draw({16, 8}, NamedSharding(mesh, P("x")), 1), w1 = draw({8, 16}, NamedSharding(mesh, P()), 2),
-         w2 = draw({16, 8}, NamedSharding(mesh, P("x")), 3);
-    (void)f(x, w1, w2, 1.0f);
-    CHECK_THAT(f.explain(x, w1, w2, 1.0f), !ContainsSubstring("replayed"));  // (not replayed yet)
-    (void)f(x, w1, w2, 1.0f);
-    CHECK_THAT(f.explain(x, w1, w2, 1.0f),
-               ContainsSubstring("replayed step by step: " + std::string(detail::graphs_unavailable())));
+    JittedTwoBlocks f(make_mesh({8}, {"x"}));
+    (void)f();
+    CHECK_THAT(f.explain(), !ContainsSubstring("replayed"));  // (not replayed yet)
+    (void)f();
+    CHECK_THAT(f.explain(), ContainsSubstring("replayed step by step: " + std::string(detail::graphs_unavailable())));
   }
   // On a host, graphs are asked for; without the host queues they cannot record.
   detail::use_host_graphs_for_test(true);

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <memory>
 #include <span>
-#include <vector>
 
 #include "tessel/core/buffer_bytes.hpp"
 #include "tessel/runtime/device.hpp"
@@ -32,9 +31,6 @@ std::shared_ptr<std::byte> acquire_device_memory(Device const& user, std::size_t
 // Makes the pool hand buffers out without the waits for their last users: only for the test that
 // shows the asynchronous mode catches a missing dependency (tests/runtime/test_streams.cpp).
 void skip_pool_waits_for_test(bool skip);
-// The buffers released inside the capture that ends now on this thread (runtime/capture.hpp), each
-// back to the pool when its last holder drops it: its graph's replays use them again.
-std::vector<std::shared_ptr<void>> buffers_released_in_capture();
 // Frees everything cached (ScopeGuard calls it before Kokkos finalizes, its queues done).
 void release_pooled_memory();
 // Bytes held in free lists now.

@@ -47,6 +47,9 @@ struct CapturedGraph {
 void begin_capture(std::span<int const> devices);
 // Ends the capture begun on this thread: the graph, or none and why.
 CapturedGraph end_capture();
+// The buffers released inside the capture that ends now on this thread, each back to the pool when
+// its last holder drops it (end_capture puts them in the graph; defined by the pool, buffer_pool.cpp).
+std::vector<std::shared_ptr<void>> buffers_released_in_capture();
 // Inside a capture, something a graph cannot hold (a host wait): the capture ends with no graph.
 void break_capture(std::string const& why);
 // What breaks a capture when the host waits for these devices (a fence inside a step).
