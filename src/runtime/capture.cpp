@@ -9,15 +9,11 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/stream.hpp"
+#include "env_switch.hpp"
 
 namespace tessel::detail {
 namespace {
 
-bool switched_on(char const* name) {
-  char const* env = std::getenv(name);
-  return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
-}
-bool host_graphs_from_environment() { return switched_on("TESSEL_HOST_GRAPHS"); }
 // TESSEL_GRAPHS=0: no graphs anywhere (a GPU replays step by step), to tell a graph's fault from a step's.
 std::atomic<bool>& graphs_on() {
   static std::atomic<bool> on{[] {
@@ -28,7 +24,7 @@ std::atomic<bool>& graphs_on() {
 }
 
 std::atomic<bool>& host_graphs_asked() {
-  static std::atomic<bool> asked{host_graphs_from_environment()};
+  static std::atomic<bool> asked{switched_on("TESSEL_HOST_GRAPHS")};
   return asked;
 }
 
@@ -43,8 +39,8 @@ thread_local Capture current;
 }  // namespace
 
 std::string_view graphs_unavailable() {
-  // A message between processes is sent once its buffer is complete, which the host must see.
   if (!graphs_on().load(std::memory_order_relaxed)) return "graphs are off (TESSEL_GRAPHS=0, or use_graphs(false))";
+  // A message between processes is sent once its buffer is complete, which the host must see.
   if (distributed::process_count() > 1) return "collectives between processes wait on the host (MPI)";
   return backend::graphs_unavailable(host_graphs_asked().load(std::memory_order_relaxed));
 }
@@ -69,8 +65,7 @@ CapturedGraph end_capture() {
   current = Capture{};
   graph.native = backend::end_graph_capture(why);
   if (!graph.native && why.empty()) why = "the backend made no graph";
-  graph.broken = std::move(why);
-  if (!graph.broken.empty()) graph.native.reset();
+  graph.broken = std::move(why);  // (a backend given a reason returns no graph)
   return graph;
 }
 

@@ -23,6 +23,7 @@
 #include "distributed/world.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/device_placement.hpp"
+#include "replicas.hpp"
 
 namespace tessel {
 
@@ -135,18 +136,7 @@ void round_shards(TensorImpl const& wide, TensorImpl const& out, char const* lab
 // apart as TensorImpl::owns_buffer does: an empty shard's pointer may be where the next shard's
 // buffer starts, so it shares nothing.)
 ImplPtr rounded(TensorImpl const& wide, DType to, char const* label) {
-  std::vector<std::size_t> owner(wide.shards.size());
-  for (std::size_t p = 0; p < owner.size(); ++p) {
-    owner[p] = p;
-    auto const& s = wide.shards[p];
-    if (!s.addressable || wide.owns_buffer(p)) continue;
-    for (std::size_t q = 0; q < p; ++q)
-      if (wide.shards[q].addressable && wide.shards[q].bytes.size() != 0 && wide.shards[q].bytes.data() == s.bytes.data()) {
-        owner[p] = q;
-        break;
-      }
-  }
-  auto out = TensorImpl::allocate(wide.shape, to, wide.sharding, owner);
+  auto out = TensorImpl::allocate(wide.shape, to, wide.sharding, buffer_owners(wide));
   if (to == DType::bfloat16) round_shards<bfloat16>(wide, *out, label);
   else round_shards<float16>(wide, *out, label);
   return out;

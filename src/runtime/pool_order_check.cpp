@@ -1,20 +1,15 @@
 #include "tessel/runtime/pool_order_check.hpp"
 
-#include <cstdlib>
-#include <cstring>
-
 #include <Kokkos_Core.hpp>
 
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/stream.hpp"
+#include "env_switch.hpp"
 
 namespace tessel::detail {
 
 bool pool_order_checked() noexcept {
-  static bool const on = [] {
-    char const* env = std::getenv("TESSEL_CHECK_POOL_ORDER");
-    return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
-  }();
+  static bool const on = switched_on("TESSEL_CHECK_POOL_ORDER");
   return on;
 }
 

@@ -11,6 +11,7 @@
 #include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 #include "local_device_ids.hpp"
+#include "replicas.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -28,17 +29,7 @@ void copy_shards(TensorImpl const& from, TensorImpl const& to) {
 
 // A tensor of the same layout and values in new buffers (replicas sharing a buffer share one).
 ImplPtr copy_of(TensorImpl const& from) {
-  std::vector<std::size_t> owner(from.shards.size());
-  for (std::size_t p = 0; p < owner.size(); ++p) {
-    owner[p] = p;
-    for (std::size_t q = 0; q < p; ++q)
-      if (from.shards[p].addressable && from.shards[q].addressable && from.shards[p].bytes.size() > 0 &&
-          from.shards[q].bytes.data() == from.shards[p].bytes.data()) {
-        owner[p] = q;
-        break;
-      }
-  }
-  auto out = TensorImpl::allocate(from.shape, from.dtype, from.sharding, owner);
+  auto out = TensorImpl::allocate(from.shape, from.dtype, from.sharding, buffer_owners(from));
   out->varying = from.varying;
   copy_shards(from, *out);
   return out;
@@ -59,7 +50,7 @@ std::optional<std::vector<ImplPtr>> ProgramGraph::run(Program const& program, st
     return std::nullopt;
   }
   if (std::string_view why = graphs_unavailable(); !why.empty()) {
-    status_.why_not = why;
+    if (status_.why_not != why) status_.why_not = why;  // (no string made per call on a host)
     return std::nullopt;
   }
   if (active_step_observer != nullptr) {  // (it times or records each step: the steps must run one by one)

@@ -22,6 +22,21 @@ namespace tessel::detail {
 // For each mesh position, the first position holding the same box (of this process's positions
 // only, when `local`; another process's positions are then their own): data is moved into that
 // one and replicas are copied from it, so replicated shards cost one transfer from the host.
+std::vector<std::size_t> buffer_owners(TensorImpl const& t) {
+  std::vector<std::size_t> owner(t.shards.size());
+  for (std::size_t p = 0; p < owner.size(); ++p) {
+    owner[p] = p;
+    auto const& s = t.shards[p];
+    if (!s.addressable || t.owns_buffer(p)) continue;
+    for (std::size_t q = 0; q < p; ++q)
+      if (t.shards[q].addressable && t.shards[q].bytes.size() != 0 && t.shards[q].bytes.data() == s.bytes.data()) {
+        owner[p] = q;
+        break;
+      }
+  }
+  return owner;
+}
+
 std::vector<std::size_t> first_holders(TensorImpl const& t, bool local) {
   std::vector<std::size_t> first(t.shards.size());
   for (std::size_t i = 0; i < t.shards.size(); ++i) {

@@ -26,14 +26,12 @@
 #include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/distributed.hpp"
 #include "tessel/runtime/stream.hpp"
+#include "../../env_switch.hpp"
 
 namespace tessel::detail {
 namespace {
 
-bool async_from_environment() {
-  char const* env = std::getenv("TESSEL_ASYNC");
-  return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
-}
+bool async_from_environment() { return switched_on("TESSEL_ASYNC"); }
 
 unsigned long setting(char const* name, unsigned long fallback) {
   char const* env = std::getenv(name);
