@@ -56,22 +56,31 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
     for (int o : step.operands) {
       auto const& s = held[static_cast<std::size_t>(o)];
       if (!s) continue;  // a scalar
-      GraphNode const& read = g[plan.node_of_slot(o)];
+      std::size_t const from = plan.node_of_slot(o);
+      GraphNode const& read = g[from];
       Shape const& block = blocks.reads.emplace_back(s->block_shape(read.shape));
-      c.bytes_read += static_cast<double>(block.num_elements()) * static_cast<double>(read.dtype_bytes);
+      // A collective completing its node's partial values reads them as they were made.
+      std::size_t const element = step.kind == StepKind::collective && from == static_cast<std::size_t>(step.node)
+                                      ? made_element_bytes(plan, step)
+                                      : read.dtype_bytes;
+      c.bytes_read += static_cast<double>(block.num_elements()) * static_cast<double>(element);
     }
     auto made = made_sharding(plan, step);
     if (made) {
       blocks.made = made->block_shape(n.shape);
       // A view makes no data: the same blocks, read as another shape.
       if (step.kind != StepKind::view)
-        c.bytes_written = static_cast<double>(blocks.made->num_elements()) * static_cast<double>(n.dtype_bytes);
+        c.bytes_written = static_cast<double>(blocks.made->num_elements()) * static_cast<double>(made_element_bytes(plan, step));
       else c.bytes_read = 0;
       if (!made->layout().even(n.shape)) c.blocks = block_shapes_text(*made, n.shape);
       c.devices.assign(made->mesh().device_ids().begin(), made->mesh().device_ids().end());
     }
     if (step.kind == StepKind::kernel) c.ops = step.ops;
     StepWork const work = step_work(plan, step, blocks);
+    if (work.updates_in_place && !blocks.reads.empty()) {
+      c.bytes_read -= static_cast<double>(blocks.reads.front().num_elements()) * static_cast<double>(n.dtype_bytes);
+      c.bytes_written = static_cast<double>(*work.updates_in_place) * static_cast<double>(n.dtype_bytes);
+    }
     c.flops = work.flops;
     if (work.gemm) c.batch = work.gemm->batch, c.m = work.gemm->m, c.n = work.gemm->n, c.k = work.gemm->k;
     // The planner prices communication only; a kernel's estimate is the model's roofline.

@@ -10,6 +10,7 @@
 
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/backend/devices.hpp"
+#include "tessel/runtime/backend/gemm_batch.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
 
@@ -17,6 +18,8 @@ namespace tessel::detail {
 
 plan::MemoryLayout memory_layout() {
   plan::MemoryLayout layout;
+  layout.bfloat16_gemm = runs_16bit_gemms(DType::bfloat16);
+  layout.float16_gemm = runs_16bit_gemms(DType::float16);
   int const local = local_device_count();
   int const first = distributed::process_index() * local;
   std::vector<int> local_units(static_cast<std::size_t>(local));

@@ -110,17 +110,25 @@ class TraceWriter final : public StepObserver {
       double read = 0, written = 0;
       plan::StepBlocks blocks;
       blocks.made = out.index.extent();
+      ShardBuffer const* first = nullptr;
       for (auto const& in : inputs_) {
         ShardBuffer const* s = in ? shard_on(*in, d) : nullptr;
         if (!s) continue;
+        if (!first) first = s;
         read += static_cast<double>(s->bytes.size());
         blocks.reads.push_back(s->index.extent());
       }
       if (step.kind == plan::StepKind::view) read = 0;  // the same blocks, seen as another shape
       else written = static_cast<double>(out.bytes.size());
+      plan::StepWork const work = plan::step_work(plan, step, blocks);
+      // An update that did run in place (its result in its operand's buffer) read and wrote the box only.
+      if (work.updates_in_place && first && first->bytes.data() == out.bytes.data() && !out.bytes.empty()) {
+        double const element = static_cast<double>(out.bytes.size()) / static_cast<double>(out.index.extent().num_elements());
+        read -= static_cast<double>(first->bytes.size());
+        written = static_cast<double>(*work.updates_in_place) * element;
+      }
       nlohmann::json args{{"step", k},          {"call", calls_},         {"kind", step.name},
                           {"bytes_read", read}, {"bytes_written", written}, {"estimate_us", step.estimate_us}};
-      plan::StepWork const work = plan::step_work(plan, step, blocks);
       if (step.kind == plan::StepKind::kernel) args["ops"] = step.ops;
       if (work.gemm) args["batch"] = work.gemm->batch, args["m"] = work.gemm->m, args["n"] = work.gemm->n, args["k"] = work.gemm->k;
       args["flops"] = work.flops;

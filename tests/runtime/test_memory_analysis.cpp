@@ -45,6 +45,19 @@ TEST_CASE("the memory analysis of the Megatron MLP is what the runtime holds", "
   }
 }
 
+TEST_CASE("the memory analysis of a bfloat16 matmul counts its float32 partial sums", "[runtime][memory]") {
+  set_device_count(8);
+  for (Mesh const& mesh : meshes()) {
+    INFO(to_string(mesh));
+    // The contraction split over mp: each device's GEMM writes float32 partial sums, all-reduced in
+    // float32 and rounded once into bfloat16.
+    auto x = Tensor<bfloat16>(astype<bfloat16>(normal(0, {64, 512}, NamedSharding(mesh, P("dp", "mp")))));
+    auto w = Tensor<bfloat16>(astype<bfloat16>(normal(1, {512, 256}, NamedSharding(mesh, P("mp")))));
+    auto m = memory_analysis(matmul(x, w));
+    test::check_memory_against_measured(m, [&] { return Tensor<bfloat16>(matmul(x, w)); });
+  }
+}
+
 TEST_CASE("the memory analysis of a transformer layer is what the runtime holds", "[runtime][memory]") {
   set_device_count(8);
   for (Mesh const& mesh : meshes()) {

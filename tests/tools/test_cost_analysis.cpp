@@ -125,6 +125,49 @@ TEST_CASE("cost analysis of a sum's all-reduce, over either mesh axis", "[tools]
   }
 }
 
+TEST_CASE("a bfloat16 matmul's partial sums cross devices in float32", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  // As the float32 case above, in bfloat16: the operands are read in 2 bytes, the GEMM's partial
+  // sums are written, all-reduced and priced in 4 (kernels/dot.cpp keeps them in float32).
+  auto values = [](Shape const& shape) {
+    std::vector<bfloat16> v;
+    for (float f : test::iota_data<float>(shape)) v.emplace_back(f);
+    return v;
+  };
+  auto x = device_put(values(Shape{8, 16}), Shape{8, 16}, NamedSharding(mesh, P(None, "mp")));
+  auto w = device_put(values(Shape{16, 4}), Shape{16, 4}, NamedSharding(mesh, P("mp", None)));
+  auto const& plan = plan_of(matmul(x, w));
+  INFO(plan::to_string(plan));
+  REQUIRE(plan.steps.size() == 2);
+  auto costs = plan::cost_analysis(plan);
+  CHECK(costs[0].kind == "gemm");
+  CHECK(costs[0].bytes_read == (8 * 8 + 8 * 4) * 2);
+  CHECK(costs[0].bytes_written == 8 * 4 * 4);
+  CHECK(costs[1].kind == "all_reduce");
+  CHECK(costs[1].bytes_read == 8 * 4 * 4);
+  CHECK(costs[1].bytes_written == 8 * 4 * 4);
+  CHECK(plan.steps[1].bytes == 8 * 4 * 4);
+  CHECK_THAT(plan.steps[1].estimate_us, WithinRel(all_reduce_us(128, 2), 1e-12));
+  CHECK_THAT(explain(matmul(x, w)), ContainsSubstring("(groups of 2): 128 bytes per device"));
+}
+
+TEST_CASE("a dynamic_update_slice is counted as XLA counts it, writing its box in place", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  // A (16, 64) cache split over dp takes 2 columns of its 16 rows: each device reads its (4, 2)
+  // block of the update and writes those 8 elements, not its (4, 64) block of the cache.
+  auto cache = device_put(test::iota_data<float>(Shape{16, 64}), Shape{16, 64}, NamedSharding(mesh, P("dp")));
+  auto update = device_put(test::iota_data<float>(Shape{16, 2}), Shape{16, 2}, NamedSharding(mesh, P("dp")));
+  auto write = lax::dynamic_update_slice_in_dim(cache, update, 5, 1);
+  auto const& plan = plan_of(write);
+  INFO(plan::to_string(plan));
+  auto costs = plan::cost_analysis(plan);
+  auto it = std::find_if(costs.begin(), costs.end(), [](auto const& c) { return c.kind == "dynamic_update_slice"; });
+  REQUIRE(it != costs.end());
+  CHECK(it->bytes_read == 4 * 2 * 4);
+  CHECK(it->bytes_written == 4 * 2 * 4);
+  CHECK(it->flops == 0);
+}
+
 TEST_CASE("a plan with nothing to run has no cost section", "[tools][cost_analysis]") {
   auto x = device_put(test::iota_data<float>(Shape{8}), Shape{8}, NamedSharding(make_mesh({8}, {"x"}), P("x")));
   CHECK(explain(as_node(x)) == "(nothing to run: the result is an input)\n");

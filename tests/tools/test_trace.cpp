@@ -165,6 +165,29 @@ TEST_CASE("a traced reshard names its collective's groups and bytes", "[tools][t
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a traced dynamic_update_slice counts its box when it ran in place, its operand when it copied",
+          "[tools][trace]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto update = device_put(test::iota_data<float>(Shape{16, 2}), Shape{16, 2}, NamedSharding(mesh, P("x")));
+  auto bytes_of = [&](bool donated) {
+    auto cache = device_put(test::iota_data<float>(Shape{16, 64}), Shape{16, 64}, NamedSharding(mesh, P("x")));
+    std::string path = temp_path(donated ? "dus_donated.json" : "dus_copied.json");
+    {
+      TraceScope scope(path);
+      cache = lax::dynamic_update_slice_in_dim(donated ? donate(cache) : cache, update, 5, 1);
+    }
+    auto events = steps_of(read_trace(path));
+    std::filesystem::remove(path);
+    auto it = std::find_if(events.begin(), events.end(), [](json const& e) { return e["cat"] == "dynamic_update_slice"; });
+    REQUIRE(it != events.end());
+    return std::pair{(*it)["args"]["bytes_read"].get<double>(), (*it)["args"]["bytes_written"].get<double>()};
+  };
+  // Each device holds 2 rows of the cache: in place it reads and writes its 2 x 2 box of the update.
+  CHECK(bytes_of(true) == std::pair{2 * 2 * 4.0, 2 * 2 * 4.0});
+  // Copied, it read its 2 x 64 block and the update's, and wrote a new 2 x 64 block.
+  CHECK(bytes_of(false) == std::pair{(2 * 64 + 2 * 2) * 4.0, 2 * 64 * 4.0});
+}
+
 TEST_CASE("trace errors name the file and the reason", "[tools][trace]") {
   CHECK_THROWS_WITH(start_trace("/nonexistent-tessel-dir/trace.json"),
                     "tessel: cannot write the trace file '/nonexistent-tessel-dir/trace.json': No such file or directory");

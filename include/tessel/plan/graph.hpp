@@ -56,6 +56,14 @@ constexpr bool same_text(char const* a, char const* b) {
   return *a == *b;
 }
 
+// The bytes of one of node n's partial values before its all-reduce or reduce-scatter: a 16-bit
+// float dot keeps its partial sums in float32 through the collective and is rounded once after
+// (kernels/dot.cpp), so it moves and holds 4 bytes per element; any other node its dtype's.
+constexpr std::size_t partial_bytes(GraphNode const& n) {
+  bool const half = same_text(n.dtype, "bfloat16") || same_text(n.dtype, "float16");
+  return n.kind == NodeKind::dot && half ? 4 : n.dtype_bytes;
+}
+
 // Whether two nodes are the same op with the same attributes and result (their operands aside):
 // what CSE and the run-time row cache both ask. The cheap fields first.
 constexpr bool same_attributes(GraphNode const& a, GraphNode const& b) {

@@ -15,6 +15,9 @@ namespace tessel::plan {
 // list are a unit each.
 struct MemoryLayout {
   std::vector<int> unit;
+  // Whether the devices multiply 16-bit operands as they are (runtime/backend/gemm_batch.hpp:
+  // runs_16bit_gemms); where not, a GEMM widens each operand's block into a float32 copy first.
+  bool bfloat16_gemm = true, float16_gemm = true;
   [[nodiscard]] constexpr int unit_of(int device) const {
     auto const d = static_cast<std::size_t>(device);
     return d < unit.size() ? unit[d] : -1 - device;

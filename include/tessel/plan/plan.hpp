@@ -210,6 +210,17 @@ constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step cons
   }
 }
 
+// The bytes of one element of what a step makes: a kernel's partial values and the all-reduce or
+// reduce-scatter completing them have the node's partial_bytes (a 16-bit dot's float32 sums, rounded
+// once after the collective), every other value its dtype's.
+constexpr std::size_t made_element_bytes(Plan const& plan, Step const& step) {
+  GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
+  NodePlan const& p = plan.nodes[static_cast<std::size_t>(step.node)];
+  bool const reduces = step.kind == StepKind::collective &&
+                       (step.collective == Collective::all_reduce || step.collective == Collective::reduce_scatter);
+  return p.collective && (step.kind == StepKind::kernel || reduces) ? partial_bytes(n) : n.dtype_bytes;
+}
+
 // Sharding propagation (GSPMD-style), collective choice and fusion boundaries for a graph whose
 // root must come out with `requested` (or with whatever propagation gives, when absent).
 Plan make_plan(Graph graph, std::optional<NamedSharding> const& requested, CostModel const& model);

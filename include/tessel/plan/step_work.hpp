@@ -45,6 +45,11 @@ struct StepBlocks {
 struct StepWork {
   double flops = 0;
   std::optional<GemmDims> gemm;
+  // An op that writes into its first operand's buffers (dynamic_update_slice of a donated
+  // operand, runtime/donate.hpp): the elements of its result it writes. It then reads its other
+  // operands and writes that many elements, not the whole result, as XLA's cost analysis counts
+  // an in-place dynamic-update-slice.
+  std::optional<std::int64_t> updates_in_place;
 };
 
 // The counting rules the ops share.

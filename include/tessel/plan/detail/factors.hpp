@@ -80,7 +80,9 @@ constexpr FactorChoice price_factors(Planner const& p, int i, FactorChoice c, st
     bytes += static_cast<double>(block.num_elements() * static_cast<std::int64_t>(p.node(child).dtype_bytes));
   }
   blocks.made = c.partial.block_shape(n.shape);
-  double const out_bytes = static_cast<double>(blocks.made->num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
+  // Reduced factors leave partial values (a 16-bit dot's in float32: partial_bytes).
+  std::size_t const element_bytes = c.reduced_axes.empty() ? n.dtype_bytes : partial_bytes(n);
+  double const out_bytes = static_cast<double>(blocks.made->num_elements()) * static_cast<double>(element_bytes);
   c.cost += p.model.kernel_us(rules_for(n.kind).work(n, Step{}, blocks).flops, bytes + out_bytes);
   int const group = group_size(c.partial.mesh().axes(), c.reduced_axes);
   if (!c.reduced_axes.empty() && req && Planner::scatter_reaches(c.partial, c.reduced_axes, *req, n.shape.size())) {

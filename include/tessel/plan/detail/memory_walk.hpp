@@ -312,10 +312,40 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
       } else {
         owner = owners(n.shape, *made, layout, [](std::size_t, std::size_t) { return false; });
       }
-      ValueMemory vm = memory_with_owners(n.shape, static_cast<int>(n.dtype_bytes), *made, layout, owner, 0);
+      // A 16-bit dot's partial sums are float32 (made_element_bytes) until the collective completing
+      // them; its result is rounded into a value of the dot's dtype, the float32 one live meanwhile.
+      std::size_t const made_bytes = made_element_bytes(plan, step);
+      bool const rounds = step.kind == StepKind::collective && made_bytes != n.dtype_bytes;
+      ValueMemory vm = memory_with_owners(n.shape, static_cast<int>(rounds ? n.dtype_bytes : made_bytes), *made, layout, owner, 0);
+      std::vector<std::int64_t> scratch = step_scratch(plan, step, *made, device_slots);
+      bool const widens = step.kind == StepKind::kernel && n.kind == NodeKind::dot && n.dtype_bytes == 2 &&
+                          !(same_text(n.dtype, "bfloat16") ? layout.bfloat16_gemm : layout.float16_gemm);
+      if (widens) {  // each operand's block widened into a float32 copy, the result in float32 until rounded
+        bool const partial = plan.nodes[static_cast<std::size_t>(step.node)].collective.has_value();  // (float32 already)
+        for (int q = 0; q < made->mesh().num_devices(); ++q) {
+          auto const d = static_cast<std::size_t>(made->mesh().device_id(q));
+          std::int64_t const elements = made->shard_shape(n.shape, q).num_elements();
+          if (d < device_slots)
+            scratch[d] = partial || elements == 0 ? 0 : static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(elements) * 4));
+        }
+        for (int o : step.operands) {
+          auto const& held = w.held[static_cast<std::size_t>(o)];
+          if (!held) continue;
+          Shape const& shape = g[plan.node_of_slot(o)].shape;
+          for (int q = 0; q < held->mesh().num_devices(); ++q) {
+            auto const d = static_cast<std::size_t>(held->mesh().device_id(q));
+            std::int64_t const elements = held->shard_shape(shape, q).num_elements();
+            if (d < device_slots && elements > 0)
+              scratch[d] += static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(elements) * 4));
+          }
+        }
+      }
+      if (rounds) {
+        ValueMemory const wide = memory_with_owners(n.shape, static_cast<int>(made_bytes), *made, layout, owner, 0);
+        for (std::size_t d = 0; d < device_slots && d < wide.bytes.size(); ++d) scratch[d] += wide.bytes[d];
+      }
       int const a = w.add(std::move(vm), "#" + decimal(static_cast<std::int64_t>(k)) + " " + step.label, false);
       w.hold(a);  // (live with the value it replaces, as the executor's assignment has both)
-      std::vector<std::int64_t> const scratch = step_scratch(plan, step, *made, device_slots);
       for (std::size_t d = 0; d < device_slots; ++d)
         if (w.live[d] + scratch[d] > peak[d]) {
           peak[d] = w.live[d] + scratch[d];

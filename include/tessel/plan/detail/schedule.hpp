@@ -131,7 +131,7 @@ constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
   if (!p.collective) return;
   // The combining op: the graph's (a dot's partial products and a mean's partial sums are summed).
   ReduceOp op = n.combine;
-  double bytes = static_cast<double>(p.partial->block_shape(n.shape).num_elements() * n.dtype_bytes);
+  double bytes = static_cast<double>(p.partial->block_shape(n.shape).num_elements()) * static_cast<double>(partial_bytes(n));
   int group = group_size(p.partial->mesh().axes(), p.collective_axes);
   Mesh const& mesh = p.partial->mesh();
   bool all_reduce = p.collective == Collective::all_reduce;

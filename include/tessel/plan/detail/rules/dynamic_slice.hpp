@@ -43,8 +43,12 @@ constexpr std::vector<int> box_operands(Scheduler& s, int i) {
 template <bool Update>
 class DynamicBoxRules final : public OpRules {
  public:
-  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
-    return counting::none();
+  // An update writes the box in place when its operand is donated, which the cost analysis takes
+  // as the case to count (a run that copies instead shows in a trace as the whole operand).
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
+    StepWork w = counting::none();
+    if (Update && b.reads.size() >= 2) w.updates_in_place = b.reads[1].num_elements();
+    return w;
   }
   static constexpr std::size_t boxes = Update ? 2 : 1;  // children before the start indices
 
