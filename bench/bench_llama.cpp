@@ -6,16 +6,21 @@
 //   BM_llama_prefill/<devices>/<kept>    the forward of 2 x 128 prompt tokens into a fresh cache,
 //                                        with the logits of every position (kept 0) or of the
 //                                        last one (kept 1: what generate's prefill computes)
-//   BM_llama_decode/<devices>/<cache>/<donated>
+//   BM_llama_decode/<devices>/<cache>/<donated>/<windowed>
 //                                        one decode step, the recorded program models::generate
 //                                        replays per token, with a cache of <cache> positions (the
 //                                        step's position in its middle); donated 1: the caches are
 //                                        donated (runtime/donate.hpp) and written in place, as
-//                                        generate does; 0: each write copies the layer's cache
+//                                        generate does; 0: each write copies the layer's cache;
+//                                        windowed 1: attention reads the cache up to the position
+//                                        rounded up to 128 (llama::attention_window), as generate
+//                                        does; 0: the whole cache
 //
 // Counters: tokens_per_s; collectives per call (counted by the runtime); cache_MiB, the keys and
-// values of every layer. A step's time against its cache length shows what a step costs that
-// grows with the cache (attention reads the whole cache; without donation each write copies it).
+// values of every layer; decode: attended, the cache positions attention reads, and
+// device_MB_per_token, what one device reads and writes per token in a step (the cost analysis
+// of the steps a profiled call ran: an in-place cache write counts its new position only). A
+// step's time and bytes against its cache length show what grows with the cache.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,6 +30,7 @@
 
 #include "llama.hpp"
 #include "tessel/tessel.hpp"
+#include "tessel/tools/profile.hpp"
 
 namespace {
 
@@ -86,11 +92,12 @@ void BM_llama_decode(benchmark::State& state) {
   auto const model = models::random_llama<T>(config(), mesh);
   auto cache = models::make_cache(model, batch, room);
   cache.length = room / 2;
-  auto const step = models::jit_decode_step(model);
   auto const ids = tokens(mesh, 1, model.config.vocab);
   auto const position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{},
                                    NamedSharding(mesh, P()));
   bool const donated = state.range(2) != 0;
+  std::int64_t const window = state.range(3) != 0 ? models::llama::attention_window(cache.length, room) : room;
+  auto const step = models::jit_decode_step(model, window);
   auto run = [&] {
     auto results = step(ids, position, donated ? donate(cache.kv) : cache.kv);
     results.front().block_until_ready();
@@ -101,8 +108,13 @@ void BM_llama_decode(benchmark::State& state) {
   auto const before = execution_counts();
   (void)run();
   auto const after = execution_counts();
+  Profile const profiled = profile(step, ids, position, cache.kv);  // (its bytes are the plans', donated or not)
+  double bytes = 0;
+  for (auto const& row : profiled.rows) bytes += row.bytes_read + row.bytes_written;
   for (auto _ : state) (void)run();
   report(state, before, after, static_cast<double>(batch), cache);
+  state.counters["attended"] = static_cast<double>(window);
+  state.counters["device_MB_per_token"] = bytes / static_cast<double>(batch) / 1e6;
 }
 
 BENCHMARK(BM_llama_prefill<float>)
@@ -112,12 +124,14 @@ BENCHMARK(BM_llama_prefill<float>)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_llama_decode<float>)
-    ->Args({8, 256, 1})
-    ->Args({8, 2048, 1})
-    ->Args({8, 2048, 0})
-    ->Args({1, 256, 1})
-    ->Args({1, 2048, 1})
-    ->Args({1, 2048, 0})
+    ->Args({8, 256, 1, 1})
+    ->Args({8, 2048, 1, 1})
+    ->Args({8, 2048, 1, 0})
+    ->Args({8, 2048, 0, 0})
+    ->Args({1, 256, 1, 1})
+    ->Args({1, 2048, 1, 1})
+    ->Args({1, 2048, 1, 0})
+    ->Args({1, 2048, 0, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_llama_prefill<bfloat16>)
@@ -127,10 +141,10 @@ BENCHMARK(BM_llama_prefill<bfloat16>)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_llama_decode<bfloat16>)
-    ->Args({8, 256, 1})
-    ->Args({8, 2048, 1})
-    ->Args({1, 256, 1})
-    ->Args({1, 2048, 1})
+    ->Args({8, 256, 1, 1})
+    ->Args({8, 2048, 1, 1})
+    ->Args({1, 256, 1, 1})
+    ->Args({1, 2048, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <format>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <string>
@@ -183,8 +184,8 @@ inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const
 // its G query heads in one batched dot, as JAX's grouped einsum does. Repeating k and v instead
 // copied the whole cache G times in every decode step. Local to each device when mp splits the KV
 // heads (a reshape of the heads split over mp keeps the split on the KV dimension).
-template <class T, class Q, class Offset>
-Tensor<T> attend(Q const& q, Tensor<T> const& k, Tensor<T> const& v, Offset const& offset) {
+template <class T, class Q, class K, class V, class Offset>
+Tensor<T> attend(Q const& q, K const& k, V const& v, Offset const& offset) {
   Shape const qs = q.shape();
   std::int64_t const kv = k.shape()[2], group = qs[2] / kv;
   if (group == 1) return attend_heads(q, k, v, offset);
@@ -343,15 +344,29 @@ KvCache<T> make_cache(Llama<T> const& m, std::int64_t batch, std::int64_t max_le
 }
 
 namespace llama {
+// Positions a step's attention windows are rounded up to (generate's default).
+inline constexpr std::int64_t window_granule = 128;
+
+// How many cache positions a step whose last query is at `last` attends over: the positions up to
+// it, rounded up to a multiple of `granule`, at most the cache's `room`. Attention then reads that
+// much of the cache, not all of it, and a generation makes one decode program per granule of
+// positions (replayed until the next), as JAX users bucket a static-cache decode.
+constexpr std::int64_t attention_window(std::int64_t last, std::int64_t room, std::int64_t granule = window_granule) {
+  std::int64_t const window = (last / granule + 1) * granule;
+  return window < room ? window : room;
+}
+
 // The forward of token ids (batch, seq) at positions offset + [0, seq), where offset is a C++ int
 // or a 0-d int32 tensor (a recorded decode step's argument). With caches (KvCache::kv's layout),
 // the new keys and values are written into them and attention reads them up to each position;
 // without, attention reads the sequence's own keys. logits_to_keep > 0: the logits of the last
 // that many positions only (HF's logits_to_keep: a prefill needs the last one, and the LM head is
-// the largest GEMM of a short sequence's forward).
+// the largest GEMM of a short sequence's forward). window > 0: attention reads the caches' first
+// `window` positions only (attention_window: they must hold every position a query sees), else
+// all of them.
 template <class T, class Offset>
 Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset const& offset,
-                     std::vector<Tensor<T>>* caches, std::int64_t logits_to_keep = 0) {
+                     std::vector<Tensor<T>>* caches, std::int64_t logits_to_keep = 0, std::int64_t window = 0) {
   LlamaConfig const& c = m.config;
   double const eps = c.rms_eps;
   std::int64_t const seq = ids.shape()[1];
@@ -369,7 +384,12 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
       Tensor<T>& vc = (*caches)[2 * l + 1];
       kc = lax::dynamic_update_slice_in_dim(kc, k, offset, 1);
       vc = lax::dynamic_update_slice_in_dim(vc, v, offset, 1);
-      x = x + (project_out(attend<T>(q, kc, vc, offset), y.wo) + y.bo);
+      if (window > 0 && window < kc.shape()[1]) {
+        auto const seen = [&](Tensor<T> const& c) { return slice_in_dim(c, 0, window, 1); };
+        x = x + (project_out(attend<T>(q, seen(kc), seen(vc), offset), y.wo) + y.bo);
+      } else {
+        x = x + (project_out(attend<T>(q, kc, vc, offset), y.wo) + y.bo);
+      }
     } else {
       x = x + (project_out(attend<T>(q, k, v, offset), y.wo) + y.bo);
     }
@@ -382,17 +402,19 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
 
 // The forward of token ids (batch, seq): logits (batch, seq, vocab), or of the last logits_to_keep
 // positions when it is > 0. With a cache, at positions cache.length + [0, seq): the new keys and
-// values are written into it and length advances.
+// values are written into it, attention reads its positions up to the last rounded up to a
+// multiple of `granule` (llama::attention_window), and length advances.
 template <class T>
 Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>* cache = nullptr,
-                  std::int64_t logits_to_keep = 0) {
+                  std::int64_t logits_to_keep = 0, std::int64_t granule = llama::window_granule) {
   if (cache == nullptr)
     return llama::forward_at(m, ids, 0, static_cast<std::vector<Tensor<T>>*>(nullptr), logits_to_keep);
   std::int64_t const seq = ids.shape()[1], room = cache->kv.empty() ? 0 : cache->kv[0].shape()[1];
   if (cache->length + seq > room)
     throw Error(std::format("llama forward: positions {}..{} run past the cache's {}", cache->length,
                             cache->length + seq - 1, room));
-  Tensor<T> logits = llama::forward_at(m, ids, static_cast<int>(cache->length), &cache->kv, logits_to_keep);
+  Tensor<T> logits = llama::forward_at(m, ids, static_cast<int>(cache->length), &cache->kv, logits_to_keep,
+                                       llama::attention_window(cache->length + seq - 1, room, granule));
   cache->length += seq;
   return logits;
 }
@@ -400,12 +422,14 @@ Tensor<T> forward(Llama<T> const& m, Tensor<std::int32_t> const& ids, KvCache<T>
 // One decode step as one recorded program, replayed per token (jax.jit of a step function): the
 // step's token ids (batch, 1), its position as a 0-d int32 tensor and the caches (KvCache::kv) in;
 // the logits, then the new caches, out. Every position replays the program the first call made.
+// window > 0: attention reads the caches' first `window` positions, so the step serves positions
+// below it (llama::attention_window); 0: all of them.
 template <class T>
-auto jit_decode_step(Llama<T> const& m) {
-  return jit([&m](Tensor<std::int32_t> const& ids, Tensor<std::int32_t> const& position,
-                  std::vector<Tensor<T>> const& caches) {
+auto jit_decode_step(Llama<T> const& m, std::int64_t window = 0) {
+  return jit([&m, window](Tensor<std::int32_t> const& ids, Tensor<std::int32_t> const& position,
+                          std::vector<Tensor<T>> const& caches) {
     std::vector<Tensor<T>> kv(caches);
-    Tensor<T> logits = llama::forward_at(m, ids, position, &kv);
+    Tensor<T> logits = llama::forward_at(m, ids, position, &kv, 0, window);
     kv.insert(kv.begin(), logits);
     return kv;
   });
@@ -414,18 +438,22 @@ auto jit_decode_step(Llama<T> const& m) {
 // Generation: prefill the prompt (batch, prompt_len), then `steps` - 1 decode steps, each feeding
 // back the token picked from the last logits. Returns the new tokens (batch, steps). The cache's
 // tensors are donated (runtime/donate.hpp): each layer's cache takes the new positions in place,
-// so a copy of one taken before the call sees them too.
+// so a copy of one taken before the call sees them too. Attention reads the cache up to the
+// position rounded up to a multiple of `granule`: one recorded decode step per window.
 template <class T>
 Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& prompt, std::int64_t steps,
-                              KvCache<T>& cache, Sampling const& sampling = {}) {
+                              KvCache<T>& cache, Sampling const& sampling = {},
+                              std::int64_t granule = llama::window_granule) {
   std::int64_t const batch = prompt.shape()[0], len = prompt.shape()[1];
   if (cache.length + len + steps - 1 > (cache.kv.empty() ? 0 : cache.kv[0].shape()[1]))
     throw Error(std::format("generate: {} prompt and {} new positions run past the cache's {}", len, steps,
                             cache.kv.empty() ? 0 : cache.kv[0].shape()[1]));
-  auto const step = jit_decode_step(m);  // recorded by the first decode step, replayed by the others
+  std::int64_t const room = cache.kv.empty() ? 0 : cache.kv[0].shape()[1];
+  // Decode steps by attention window: each recorded by its first position, replayed by the others.
+  std::map<std::int64_t, decltype(jit_decode_step(m))> step_by_window;
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch * steps));
   donate(cache.kv);
-  Tensor<T> logits = forward(m, prompt, &cache, 1);  // the prompt's last logits only
+  Tensor<T> logits = forward(m, prompt, &cache, 1, granule);  // the prompt's last logits only
   NamedSharding const whole(m.mesh, P());
   for (std::int64_t t = 0; t < steps; ++t) {
     Tensor<std::int32_t> next = pick_token(logits, sampling, static_cast<std::uint32_t>(t));  // (batch, 1)
@@ -435,7 +463,10 @@ Tensor<std::int32_t> generate(Llama<T> const& m, Tensor<std::int32_t> const& pro
     auto position = device_put(std::vector<std::int32_t>{static_cast<std::int32_t>(cache.length)}, Shape{}, whole);
     // Donated: the step writes the position into the caches in place (the results that replace
     // them hold the same buffers), so its work does not grow with the cache.
-    auto results = step(next, position, donate(cache.kv));
+    std::int64_t const window = llama::attention_window(cache.length, room, granule);
+    auto step = step_by_window.find(window);
+    if (step == step_by_window.end()) step = step_by_window.emplace(window, jit_decode_step(m, window)).first;
+    auto results = step->second(next, position, donate(cache.kv));
     logits = results.front();
     std::copy(results.begin() + 1, results.end(), cache.kv.begin());
     ++cache.length;

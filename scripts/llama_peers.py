@@ -16,14 +16,27 @@ the cache donated (written in place by dynamic_update_slice), on one CPU device 
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --bf16      # in bfloat16 (either mode; JAX too)
   /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
   ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile --bf16 --tessel --rounds 3
+                                     # alternated with tessel in one run: the peer's measurements,
+                                     # then bench_llama's matching rows, per round; the ratios
 
-Each prints one line per measurement: name, ms per call, tokens/s. Run them one after the other on
-an otherwise idle machine; ratios across separate runs are only as good as the machine is quiet.
+Each prints one line per measurement: name, ms per call, tokens/s. With --tessel the peer and
+bench_llama take turns (as gpt2_torch.py does), so both see the same machine; each round prints the
+tessel / peer tokens/s ratio of every pair, and the end their medians. tessel's decode rows are
+generate's (a windowed attention, llama::attention_window) and the whole-cache step the peers run.
 """
 import argparse
+import json
 import os
 import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
 import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CONFIG = dict(vocab=32003, hidden=512, intermediate=1536, layers=4, heads=8, kv_heads=2, head_dim=64,
               theta=500000.0, eps=1e-5)
@@ -40,6 +53,7 @@ def timed(fn, reps):
 
 def report(name, seconds, tokens):
     print(f"{name:40s} {seconds * 1e3:9.3f} ms {tokens / seconds:11.1f} tokens/s", flush=True)
+    return name, tokens / seconds
 
 
 def run_torch(reps, compile_model, bf16):
@@ -62,27 +76,33 @@ def run_torch(reps, compile_model, bf16):
     print(f"# torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}")
     ids = torch.randint(0, c["vocab"], (BATCH, PROMPT))
-    with torch.no_grad():
-        report(f"{label}_prefill", timed(lambda: forward(ids), reps), BATCH * PROMPT)
-        # generate's prefill: the last position's logits only (bench_llama's BM_llama_prefill/1/1)
-        report(f"{label}_prefill_last", timed(lambda: forward(ids, logits_to_keep=1), reps), BATCH * PROMPT)
-        for room in (256, 2048):
-            cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
-            model(ids[:, :8], cache=cache, use_cache=True)  # makes the cache's tensors
-            if compile_model:  # as generate compiles a static-cache decode: one graph, fixed addresses
-                for layer in cache.layers:
-                    for t in (layer.keys, layer.values):
-                        torch._dynamo.mark_static_address(t)
-            pos = room // 2
-            tok = torch.randint(0, c["vocab"], (BATCH, 1))
-            position = torch.tensor([pos])
-            position_ids = position[None, :].expand(BATCH, 1)
+    decoders = {}
+    torch.set_grad_enabled(False)
+    for room in (256, 2048):
+        cache = StaticCache(config=cfg, max_batch_size=BATCH, max_cache_len=room)
+        model(ids[:, :8], cache=cache, use_cache=True)  # makes the cache's tensors
+        if compile_model:  # as generate compiles a static-cache decode: one graph, fixed addresses
+            for layer in cache.layers:
+                for t in (layer.keys, layer.values):
+                    torch._dynamo.mark_static_address(t)
+        position = torch.tensor([room // 2])
+        args = (torch.randint(0, c["vocab"], (BATCH, 1)), position, position[None, :].expand(BATCH, 1))
 
-            def decode(t, p, pid):
-                return model(t, cache=cache, position_ids=pid, cache_position=p, use_cache=True).logits
+        def decode(t, p, pid, cache=cache):
+            return model(t, cache=cache, position_ids=pid, cache_position=p, use_cache=True).logits
 
-            fn = torch.compile(decode, dynamic=False) if compile_model else decode
-            report(f"{label}_decode/cache:{room}", timed(lambda: fn(tok, position, position_ids), reps * 4), BATCH)
+        fn = torch.compile(decode, dynamic=False) if compile_model else decode
+        decoders[room] = (fn, args)
+
+    def measure():
+        out = dict([report(f"{label}_prefill", timed(lambda: forward(ids), reps), BATCH * PROMPT),
+                    # generate's prefill: the last position's logits only (bench_llama's BM_llama_prefill/1/1)
+                    report(f"{label}_prefill_last", timed(lambda: forward(ids, logits_to_keep=1), reps), BATCH * PROMPT)])
+        for room, (fn, args) in decoders.items():
+            out.update([report(f"{label}_decode/cache:{room}", timed(lambda: fn(*args), reps * 4), BATCH)])
+        return out
+
+    return measure
 
 
 def run_jax(reps, devices, bf16):
@@ -152,20 +172,57 @@ def run_jax(reps, devices, bf16):
     cache_spec = NamedSharding(mesh, P("dp", None, "mp", None) if split_kv else P("dp"))
     print(f"# jax {jax.__version__}, {devices} CPU device(s), {'bfloat16' if bf16 else 'float32'}, "
           f"{platform.processor() or platform.machine()}")
-    for room in (256, 2048):
-        cache = [jax.device_put(jnp.zeros((BATCH, room, KV, D), dt), cache_spec) for _ in range(2 * c["layers"])]
-        ids = jnp.zeros((BATCH, PROMPT), jnp.int32)
-        if room == 256:
-            prefill = lambda: jax.block_until_ready(step(params, ids, 0, [jnp.copy(t) for t in cache])[0])  # noqa: E731
-            report(f"jax_prefill/devices:{devices}", timed(prefill, reps), BATCH * PROMPT)
-        tok = jnp.zeros((BATCH, 1), jnp.int32)
-        state = {"cache": cache}
+    ids = jnp.zeros((BATCH, PROMPT), jnp.int32)
+    tok = jnp.zeros((BATCH, 1), jnp.int32)
+    state = {room: [jax.device_put(jnp.zeros((BATCH, room, KV, D), dt), cache_spec) for _ in range(2 * c["layers"])]
+             for room in (256, 2048)}
 
-        def decode():
-            logits, state["cache"] = step(params, tok, room // 2, state["cache"])
-            jax.block_until_ready(logits)
+    def measure():
+        prefill = lambda: jax.block_until_ready(step(params, ids, 0, [jnp.copy(t) for t in state[256]])[0])  # noqa: E731
+        out = dict([report(f"jax_prefill/devices:{devices}", timed(prefill, reps), BATCH * PROMPT)])
+        for room in state:
+            def decode(room=room):
+                logits, state[room] = step(params, tok, room // 2, state[room])
+                jax.block_until_ready(logits)
 
-        report(f"jax_decode/devices:{devices}/cache:{room}", timed(decode, reps * 4), BATCH)
+            out.update([report(f"jax_decode/devices:{devices}/cache:{room}", timed(decode, reps * 4), BATCH)])
+        return out
+
+    return measure
+
+
+def run_tessel(a, devices):
+    """bench_llama's rows of this dtype on `devices` (1 or 8): {name: tokens/s}."""
+    kind = "bfloat16" if a.bf16 else "float"
+    cmd = shlex.split(a.bench_command) + [f"--benchmark_filter=BM_llama_.*<{kind}>/{devices}/",
+                                          "--benchmark_format=json", f"--benchmark_min_time={a.bench_min_time}"]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"llama_peers.py: {' '.join(cmd)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
+    start = re.search(r"^\{", out.stdout, re.M)  # (the environment may print lines before the JSON)
+    if not start:
+        sys.exit(f"llama_peers.py: no JSON in the output of {' '.join(cmd)}:\n{out.stdout[-2000:]}")
+    bench, _ = json.JSONDecoder().raw_decode(out.stdout[start.start():])
+    rows = {b["name"].removesuffix("/real_time"): b["tokens_per_s"] for b in bench["benchmarks"]}
+    for name, rate in rows.items():
+        print(f"{name:40s} {'':12s} {rate:11.1f} tokens/s", flush=True)
+    return rows
+
+
+def pairs(peer, tessel, bf16, devices):
+    """(label, tessel row, peer row) for each measurement both made."""
+    kind = "bfloat16" if bf16 else "float"
+    out = []
+    for name in peer:
+        if name.endswith("_prefill") or name.startswith("jax_prefill"):
+            out.append((name, f"BM_llama_prefill<{kind}>/{devices}/0", name))
+        elif name.endswith("_prefill_last"):
+            out.append((name, f"BM_llama_prefill<{kind}>/{devices}/1", name))
+        elif "decode" in name:
+            room = int(name.rsplit(":", 1)[1])
+            out.append((name + " (tessel windowed)", f"BM_llama_decode<{kind}>/{devices}/{room}/1/1", name))
+            out.append((name + " (tessel whole cache)", f"BM_llama_decode<{kind}>/{devices}/{room}/1/0", name))
+    return [(label, t, p) for label, t, p in out if t in tessel]
 
 
 def main():
@@ -176,11 +233,32 @@ def main():
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
+    a.add_argument("--tessel", action="store_true", help="alternate the peer with bench_llama's matching rows")
+    a.add_argument("--rounds", type=int, default=3, help="with --tessel: peer then tessel, this many times")
+    a.add_argument("--bench-command", default="./tessel run build/openmp/bench/bench_llama")
+    a.add_argument("--bench-min-time", default="1s")
     args = a.parse_args()
+    peers = []
     if args.torch:
-        run_torch(args.reps, args.compile, args.bf16)
+        peers.append((run_torch(args.reps, args.compile, args.bf16), 1))  # PyTorch: one process, all cores
     if args.jax:
-        run_jax(args.reps, args.devices, args.bf16)
+        peers.append((run_jax(args.reps, args.devices, args.bf16), args.devices))
+    for measure, devices in peers:
+        if not args.tessel:
+            measure()
+            continue
+        ratios = {}
+        for r in range(args.rounds):
+            print(f"# round {r + 1}", flush=True)
+            peer, tessel = measure(), run_tessel(args, devices)
+            for label, t, p in pairs(peer, tessel, args.bf16, devices):
+                ratios.setdefault(label, []).append(tessel[t] / peer[p])
+                print(f"  {label:52s} tessel/peer {tessel[t] / peer[p]:6.3f}", flush=True)
+        print("# medians of tessel / peer tokens/s over the rounds")
+        for label, values in ratios.items():
+            print(f"  {label:52s} {statistics.median(values):6.3f}")
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+    print(f"# machine: {cpu}, {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -148,10 +148,14 @@ TEST_CASE("greedy generation with a KV cache gives generate(do_sample=False)'s t
       std::vector<std::int32_t> prompt;
       for (std::int64_t b = 0; b < r.batch; ++b)
         for (std::int64_t t = 0; t < r.prompt; ++t) prompt.push_back(r.ids[static_cast<std::size_t>(b * r.seq + t)]);
+      auto const ids = device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P()));
       auto cache = models::make_cache(m, r.batch, r.prompt + r.steps);
-      auto tokens = models::generate(m, device_put(prompt, Shape{r.batch, r.prompt}, NamedSharding(mesh, P())),
-                                            r.steps, cache);
+      auto tokens = models::generate(m, ids, r.steps, cache);
       CHECK(process_allgather(tokens) == r.greedy);
+      // Attention windows of 4 positions (llama::attention_window): the prefill and every decode
+      // step read the cache up to their position rounded up to 4, one recorded step per window.
+      cache = models::make_cache(m, r.batch, r.prompt + r.steps);
+      CHECK(process_allgather(models::generate(m, ids, r.steps, cache, {}, 4)) == r.greedy);
     }
   }
 }
@@ -237,6 +241,25 @@ TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan pe
   }
   CHECK_THAT(step_fn.explain(step, position(replayed.length), replayed.kv),
              Catch::Matchers::ContainsSubstring("a recorded program"));
+
+  // A step that attends over the cache's first 8 positions only (a window past the position):
+  // the logits of the whole-cache step, and each layer's attention reads 8 positions, not 32.
+  auto windowed = models::jit_decode_step(m, 8);
+  auto before_window = replayed;
+  auto whole = step_fn(step, position(replayed.length), replayed.kv);
+  auto seen = windowed(step, position(before_window.length), before_window.kv);
+  auto const a = process_allgather(whole.front()), b = process_allgather(seen.front());
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::abs(a[i] - b[i]) <= 1e-5f * (1 + std::abs(a[i])));
+  for (std::size_t l = 1; l < whole.size(); ++l)
+    CHECK(test::bitwise_equal(process_allgather(whole[l]), process_allgather(seen[l])));
+  std::string const text = windowed.explain(step, position(before_window.length), before_window.kv);
+  CHECK_THAT(text, Catch::Matchers::ContainsSubstring("float32[2,8,4,8]"));
+  CHECK_THAT(step_fn.explain(step, position(replayed.length), replayed.kv),
+             !Catch::Matchers::ContainsSubstring("float32[2,8,4,8]"));
+  CHECK(models::llama::attention_window(7, 32, 8) == 8);
+  CHECK(models::llama::attention_window(8, 32, 8) == 16);
+  CHECK(models::llama::attention_window(31, 32, 8) == 32);
 }
 
 TEST_CASE("load_llama and make_cache name what is wrong", "[models][llama]") {
