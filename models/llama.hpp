@@ -169,18 +169,14 @@ inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std:
 
 // Queries at positions offset + i attend to keys at positions j <= offset + i. q (b, s, H, d);
 // k, v (b, t, H, d) -> (b, H, s, d).
-// masked_scores: the mask before the scale. where(visible, s, -inf) * c has the bits of HF's
-// where(visible, s * c, -inf) (c > 0, -inf * c = -inf), and its fused softmax row loop vectorizes,
-// which g++ does not do with the product inside the select's branch (5x slower: stop note 53).
 inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
   DotDims qk{{3}, {3}, {0, 2}, {0, 2}};  // -> (b, H, s, t)
   DotDims pv{{3}, {1}, {0, 1}, {0, 2}};  // (b, H, s, t) . (b, t, H, d) -> (b, H, s, d)
-  auto scores = dot_general(q, k, qk);
+  auto scores = dot_general(q, k, qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 3) <= iota<std::int32_t>(ss, 2) + offset;
   float const ninf = -std::numeric_limits<float>::infinity();
-  auto masked = where(visible, scores, ninf) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));  // (masked_scores)
-  return dot_general(softmax(masked, -1), v, pv);
+  return dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
 };
 
 // The same with k and v holding fewer (KV) heads, each serving its group of query heads (HF's
@@ -196,12 +192,11 @@ Tensor<T> attend(Q const& q, K const& k, V const& v, Offset const& offset) {
   auto grouped = reshape(q, {qs[0], qs[1], kv, group, qs[3]});
   DotDims qk{{4}, {3}, {0, 2}, {0, 2}};  // -> (b, KV, s, G, t)
   DotDims pv{{4}, {1}, {0, 1}, {0, 2}};  // (b, KV, s, G, t) . (b, t, KV, d) -> (b, KV, s, G, d)
-  auto scores = dot_general(grouped, k, qk);
+  auto scores = dot_general(grouped, k, qk) * (1.0 / std::sqrt(static_cast<double>(qs[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 4) <= iota<std::int32_t>(ss, 2) + offset;
   float const ninf = -std::numeric_limits<float>::infinity();
-  auto masked = where(visible, scores, ninf) * (1.0 / std::sqrt(static_cast<double>(qs[3])));  // (masked_scores)
-  auto out = dot_general(softmax(masked, -1), v, pv);
+  auto out = dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
   return Tensor<T>(reshape(transpose(out, {0, 1, 3, 2, 4}), {qs[0], qs[2], qs[1], qs[3]}));  // (b, H, s, d)
 }
 
