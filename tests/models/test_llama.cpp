@@ -251,8 +251,14 @@ TEST_CASE("a GQA decode step gathers no weight or cache and makes no new plan pe
   auto const a = process_allgather(whole.front()), b = process_allgather(seen.front());
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::abs(a[i] - b[i]) <= 1e-5f * (1 + std::abs(a[i])));
-  for (std::size_t l = 1; l < whole.size(); ++l)
-    CHECK(test::bitwise_equal(process_allgather(whole[l]), process_allgather(seen[l])));
+  // The first layer's keys and values come before any attention: the same bits. The later layers'
+  // come after a weighted sum over 8 positions or over 32 (24 weights of 0): a BLAS may sum another
+  // K in another order (OpenBLAS's SkylakeX kernels do), so they agree as the logits do.
+  for (std::size_t l = 1; l < whole.size(); ++l) {
+    auto const x = process_allgather(whole[l]), y = process_allgather(seen[l]);
+    if (l <= 2) CHECK(test::bitwise_equal(x, y));
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(std::abs(x[i] - y[i]) <= 1e-5f * (1 + std::abs(x[i])));
+  }
   std::string const text = windowed.explain(step, position(before_window.length), before_window.kv);
   CHECK_THAT(text, Catch::Matchers::ContainsSubstring("float32[2,8,4,8]"));
   CHECK_THAT(step_fn.explain(step, position(replayed.length), replayed.kv),

@@ -161,24 +161,42 @@ constexpr bool reads_alike(Walk const& w, Step const& step, NamedSharding const&
 
 // What a step holds only while it runs, per device id: a reduction with few outputs per device
 // sums each output's rows in up to reduce_runs runs (runtime/region_launch.hpp) into a scratch
-// buffer, and a GEMM with a 16-bit result computes it in float32 first (runtime/local_dot.hpp).
-// (GEMM operands copied into BLAS order are not counted.)
+// buffer. A 16-bit GEMM (runtime/local_dot.cpp) writes its result, or the float32 partial sums a
+// collective completes, itself where the CPU has a GEMM of that dtype (layout); where not, it
+// widens each operand's block into a float32 copy and computes a 16-bit result in float32 first.
+// (GEMM operands copied into BLAS order are not counted.) held: the operands' shardings, by value
+// slot.
 constexpr std::vector<std::int64_t> step_scratch(Plan const& plan, Step const& step, NamedSharding const& made,
+                                                 MemoryLayout const& layout,
+                                                 std::vector<std::optional<NamedSharding>> const& held,
                                                  std::size_t device_slots) {
   std::vector<std::int64_t> scratch(device_slots, 0);
   GraphNode const& n = plan.graph[static_cast<std::size_t>(step.node)];
   bool const reduce = step.kind == StepKind::kernel && !step.by_op && n.kind == NodeKind::reduce;
   bool const gemm16 = step.kind == StepKind::kernel && n.kind == NodeKind::dot && n.dtype_bytes == 2;
   if (!reduce && !gemm16) return scratch;
+  auto const add_float32_block = [&](NamedSharding const& s, Shape const& shape) {
+    for (int q = 0; q < s.mesh().num_devices(); ++q) {
+      auto const d = static_cast<std::size_t>(s.mesh().device_id(q));
+      std::int64_t const elements = s.shard_shape(shape, q).num_elements();
+      if (d < device_slots && elements > 0)
+        scratch[d] += static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(elements) * 4));
+    }
+  };
+  if (gemm16) {
+    bool const native = same_text(n.dtype, "bfloat16") ? layout.bfloat16_gemm : layout.float16_gemm;
+    bool const partial = plan.nodes[static_cast<std::size_t>(step.node)].collective.has_value();
+    if (!native && !partial) add_float32_block(made, n.shape);
+    if (!native)
+      for (int o : step.operands)
+        if (auto const& s = held[static_cast<std::size_t>(o)]) add_float32_block(*s, plan.graph[plan.node_of_slot(o)].shape);
+    return scratch;
+  }
   Mesh const& mesh = made.mesh();
   for (int p = 0; p < mesh.num_devices(); ++p) {
     auto const d = static_cast<std::size_t>(mesh.device_id(p));
     std::int64_t const out_elements = made.shard_shape(n.shape, p).num_elements();
     if (out_elements == 0 || d >= device_slots) continue;
-    if (gemm16) {
-      scratch[d] = static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(out_elements) * 4));
-      continue;
-    }
     auto const child = static_cast<std::size_t>(n.children.empty() ? -1 : n.children[0]);
     if (child >= plan.graph.size() || !plan.nodes[child].out) continue;
     Shape const in = plan.nodes[child].out->shard_shape(plan.graph[child].shape, p);
@@ -317,29 +335,7 @@ constexpr MemoryAnalysis memory_analysis(Plan const& plan, MemoryLayout const& l
       std::size_t const made_bytes = made_element_bytes(plan, step);
       bool const rounds = step.kind == StepKind::collective && made_bytes != n.dtype_bytes;
       ValueMemory vm = memory_with_owners(n.shape, static_cast<int>(rounds ? n.dtype_bytes : made_bytes), *made, layout, owner, 0);
-      std::vector<std::int64_t> scratch = step_scratch(plan, step, *made, device_slots);
-      bool const widens = step.kind == StepKind::kernel && n.kind == NodeKind::dot && n.dtype_bytes == 2 &&
-                          !(same_text(n.dtype, "bfloat16") ? layout.bfloat16_gemm : layout.float16_gemm);
-      if (widens) {  // each operand's block widened into a float32 copy, the result in float32 until rounded
-        bool const partial = plan.nodes[static_cast<std::size_t>(step.node)].collective.has_value();  // (float32 already)
-        for (int q = 0; q < made->mesh().num_devices(); ++q) {
-          auto const d = static_cast<std::size_t>(made->mesh().device_id(q));
-          std::int64_t const elements = made->shard_shape(n.shape, q).num_elements();
-          if (d < device_slots)
-            scratch[d] = partial || elements == 0 ? 0 : static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(elements) * 4));
-        }
-        for (int o : step.operands) {
-          auto const& held = w.held[static_cast<std::size_t>(o)];
-          if (!held) continue;
-          Shape const& shape = g[plan.node_of_slot(o)].shape;
-          for (int q = 0; q < held->mesh().num_devices(); ++q) {
-            auto const d = static_cast<std::size_t>(held->mesh().device_id(q));
-            std::int64_t const elements = held->shard_shape(shape, q).num_elements();
-            if (d < device_slots && elements > 0)
-              scratch[d] += static_cast<std::int64_t>(pool_block_bytes(static_cast<std::size_t>(elements) * 4));
-          }
-        }
-      }
+      std::vector<std::int64_t> scratch = step_scratch(plan, step, *made, layout, w.held, device_slots);
       if (rounds) {
         ValueMemory const wide = memory_with_owners(n.shape, static_cast<int>(made_bytes), *made, layout, owner, 0);
         for (std::size_t d = 0; d < device_slots && d < wide.bytes.size(); ++d) scratch[d] += wide.bytes[d];
