@@ -5,17 +5,22 @@
 // kernels itself, while OpenBLAS runs those of its core type (openblas_get_corename(), or
 // OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 under
 // OPENBLAS_CORETYPE=Haswell on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.6x to 2.8x
-// faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN;
-// else every one stays on OpenBLAS. At equal widths (OpenBLAS's Cooperlake kernels, or oneDNN held
-// to AVX2) oneDNN reaches 0.87 to 1.08 of OpenBLAS's speed on large GEMMs but is up to 3x faster on
-// GEMMs of few rows; a rule by shape would take that, but it gives a sharded GEMM and the unsharded
-// one different libraries, and oneDNN's AVX2 kernels do not even agree with themselves across a
-// split (16 x 24 . 24 x 6 against its 6 columns one by one differs in the last bit; at 512 bits
-// rows and columns split exactly). So the choice depends on the CPU alone, never on the shape;
-// TESSEL_F32_GEMM=onednn takes the few-row gains where bit-equality across meshes does not matter.
+// faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN.
+// At equal widths oneDNN reaches 0.4 to 1.08 of OpenBLAS's speed on large GEMMs (2048 x 768 x 3072
+// on a 2-core Sapphire Rapids: 0.54) but is 1.3x to 3x faster on GEMMs of at most 64 rows (decode
+// steps, a prefill's last-position logits): at 512 bits those go to oneDNN, the others stay on
+// OpenBLAS. Neither library's bits are the same for a GEMM and its row or column blocks in general
+// (OpenBLAS's edge kernels and SkylakeX's direct and small-matrix paths sum in another order), so
+// a choice by the rows changes no promise (docs/design.md: a sharded GEMM's bits need not be the
+// unsharded one's). oneDNN's 512-bit kernels do agree with themselves across such splits and its
+// AVX2 ones do not (16 x 24 . 24 x 6 against its 6 columns one by one differs in the last bit):
+// at 256 bits every GEMM stays on OpenBLAS, whose bits for that case are the whole GEMM's.
+// TESSEL_F32_GEMM=onednn / openblas forces one library.
 //
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
-// a parallel region (devices_in_parallel) on its caller alone. Each thread executes on its own
+// a parallel region (devices_in_parallel) on its caller alone. A GEMM of at most 64 rows runs as
+// column blocks fixed by its shape, one thread each (onednn_sgemm_by_columns), so that its bits do
+// not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does. Each thread executes on its own
 // stream with its own scratchpad (oneDNN's shared library scratchpad is not safe for concurrent
 // execution of primitives).
 #include "gemm_f32.hpp"
@@ -24,6 +29,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "tessel/runtime/local_dot.hpp"
 
@@ -83,7 +89,7 @@ struct Primitive {
   dnnl::matmul matmul;
   dnnl::memory::desc a, b, c, scratchpad;
 };
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t>;
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t, std::int64_t>;
 constexpr std::size_t max_primitives = 1024;
 
 struct Cache {
@@ -101,9 +107,10 @@ dnnl::memory::dims strides(MatrixLayout const& l) {
   return l.transposed ? dnnl::memory::dims{1, l.ld} : dnnl::memory::dims{l.ld, 1};
 }
 
-std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g) {
+// ldc: the row stride of the result (g.n, or more for a block of columns).
+std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_t ldc) {
   auto& c = cache();
-  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld};
+  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld, ldc};
   std::lock_guard lock(c.mutex);
   if (auto at = c.primitives.find(key); at != c.primitives.end()) return at->second;
   // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
@@ -112,7 +119,7 @@ std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g) {
   try {
     constexpr auto f32 = dnnl::memory::data_type::f32;
     dnnl::memory::desc const a({g.m, g.k}, f32, strides(g.la)), b({g.k, g.n}, f32, strides(g.lb)),
-        out({g.m, g.n}, f32, dnnl::memory::dims{g.n, 1});
+        out({g.m, g.n}, f32, dnnl::memory::dims{ldc, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::matmul::primitive_desc const pd(c.engine, a, b, out, attr);
@@ -142,23 +149,51 @@ struct ThreadState {
 
 }  // namespace
 
-bool f32_gemm_by_onednn() {
+// GEMMs of at most this many rows go to oneDNN at equal 512-bit widths (bench_gemm_f32's decode_
+// and rows_ classes: 1.3x at 64 rows, 1.7x to 3x at 1 to 32).
+constexpr std::int64_t onednn_rows = 64;
+
+bool f32_gemm_by_onednn(std::int64_t rows) {
   switch (f32_gemm()) {
     case F32Gemm::openblas: return false;
     case F32Gemm::onednn: return true;
     case F32Gemm::automatic: break;
   }
   if (!onednn_shares_threads()) return false;
-  return onednn_vector_bits() > openblas_vector_bits();
+  int const bits = onednn_vector_bits();
+  return bits > openblas_vector_bits() || (bits == 512 && rows <= onednn_rows);
 }
+
+namespace {
 
 // A GEMM this small (multiply-adds) runs on its caller's thread alone: forking oneDNN's OpenMP
 // region costs more than the work (bench_dispatch's 16 x 16 GEMMs), as in OpenBLAS's small path.
 constexpr std::int64_t one_thread_work = 32 * 32 * 32;
 
-bool onednn_sgemm(GemmCall<float> const& g) {
-  auto p = primitive(g);
-  if (!p) return false;
+// While alive, oneDNN sees one thread: it sizes a primitive's work split by the threads it sees
+// when the primitive is made and when it runs.
+class OneThread {
+ public:
+#if defined(_OPENMP)
+  explicit OneThread(bool on) : threads_(on ? omp_get_max_threads() : 0) {
+    if (on) omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (threads_ > 0) omp_set_num_threads(threads_);
+  }
+#else
+  explicit OneThread(bool) {}
+#endif
+  OneThread(OneThread const&) = delete;
+  OneThread& operator=(OneThread const&) = delete;
+
+ private:
+  [[maybe_unused]] int threads_ = 0;
+};
+
+// Runs primitive p on the calling thread's stream: a of g, b's block from `b`, the result's block
+// into `c`.
+void execute(std::shared_ptr<Primitive const> const& p, float const* a, float const* b, float* c) {
   thread_local ThreadState t;
   // The calling thread's memory objects of the last primitive it ran, their data handles reset:
   // creating them costs an allocation each, which tiny GEMMs feel.
@@ -168,28 +203,73 @@ bool onednn_sgemm(GemmCall<float> const& g) {
   auto& engine = cache().engine;
   void* scratch = t.scratchpad(p->scratchpad.get_size());
   if (last != p.get()) {
-    args = {{DNNL_ARG_SRC, dnnl::memory(p->a, engine, const_cast<float*>(g.a))},
-            {DNNL_ARG_WEIGHTS, dnnl::memory(p->b, engine, const_cast<float*>(g.b))},
-            {DNNL_ARG_DST, dnnl::memory(p->c, engine, g.c)},
+    args = {{DNNL_ARG_SRC, dnnl::memory(p->a, engine, const_cast<float*>(a))},
+            {DNNL_ARG_WEIGHTS, dnnl::memory(p->b, engine, const_cast<float*>(b))},
+            {DNNL_ARG_DST, dnnl::memory(p->c, engine, c)},
             {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratchpad, engine, scratch)}};
     last = p.get();
     keep = p;
   } else {
-    args[DNNL_ARG_SRC].set_data_handle(const_cast<float*>(g.a));
-    args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<float*>(g.b));
-    args[DNNL_ARG_DST].set_data_handle(g.c);
+    args[DNNL_ARG_SRC].set_data_handle(const_cast<float*>(a));
+    args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<float*>(b));
+    args[DNNL_ARG_DST].set_data_handle(c);
     args[DNNL_ARG_SCRATCHPAD].set_data_handle(scratch);
   }
-#if defined(_OPENMP)
-  bool const alone = g.m * g.n * g.k <= one_thread_work && !omp_in_parallel();
-  int const threads = alone ? omp_get_max_threads() : 0;
-  if (alone) omp_set_num_threads(1);
-#endif
   p->matmul.execute(t.stream, args);
   t.stream.wait();
+}
+
+// A GEMM of few rows runs as blocks of columns whose width depends on n alone, each on one thread:
+// over several threads oneDNN would split its sums over k between them (a 1 x 4096 x 96 GEMM's bits
+// differ at 1 and 8 threads), and its bits would depend on the thread count.
+constexpr std::int64_t max_column_blocks = 16;
+constexpr std::int64_t min_column_block = 64;
+
+bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
+  if (g.n <= 0) return false;  // (OpenBLAS's empty GEMM)
+  std::int64_t const count = std::clamp<std::int64_t>(g.n / min_column_block, 1, max_column_blocks);
+  std::int64_t const width = (g.n + count - 1) / count;
+  std::int64_t const blocks = (g.n + width - 1) / width;
+  auto block = [&](std::int64_t j) {
+    GemmCall<float> b = g;
+    b.n = std::min(width, g.n - j);
+    b.b = g.b + (g.lb.transposed ? j * g.lb.ld : j);
+    b.c = g.c + j;
+    return b;
+  };
+  std::shared_ptr<Primitive const> full, last;
+  {
+    OneThread one(true);
+    full = primitive(block(0), g.n);
+    last = primitive(block((blocks - 1) * width), g.n);
+  }
+  if (!full || !last) return false;
+  auto run = [&](std::int64_t i) {
+    GemmCall<float> const b = block(i * width);
+    OneThread one(true);
+    execute(b.n == width ? full : last, b.a, b.b, b.c);
+  };
 #if defined(_OPENMP)
-  if (alone) omp_set_num_threads(threads);
+  if (!omp_in_parallel() && blocks > 1 && g.m * g.n * g.k > one_thread_work) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < blocks; ++i) run(i);
+    return true;
+  }
 #endif
+  for (std::int64_t i = 0; i < blocks; ++i) run(i);
+  return true;
+}
+
+}  // namespace
+
+bool onednn_sgemm(GemmCall<float> const& g) {
+  if (g.m <= onednn_rows) return onednn_sgemm_by_columns(g);
+  auto p = primitive(g, g.n);
+  if (!p) return false;
+#if defined(_OPENMP)
+  OneThread one(g.m * g.n * g.k <= one_thread_work && !omp_in_parallel());
+#endif
+  execute(p, g.a, g.b, g.c);
   return true;
 }
 
@@ -204,16 +284,18 @@ std::string f32_gemm_info() {
   }
   if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
   if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
+  if (onednn_vector_bits() == 512)
+    return std::format("{}, {} for GEMMs of at most {} rows: vectors as wide", openblas, onednn, onednn_rows);
   return openblas + ": vectors as wide as " + onednn + "'s";
 }
 
 int f32_gemm_vector_bits() {
-  return f32_gemm_by_onednn() ? onednn_vector_bits() : openblas_vector_bits();
+  return f32_gemm_by_onednn(std::numeric_limits<std::int64_t>::max()) ? onednn_vector_bits() : openblas_vector_bits();
 }
 
 #else
 
-bool f32_gemm_by_onednn() { return false; }
+bool f32_gemm_by_onednn(std::int64_t) { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
 int f32_gemm_vector_bits() { return openblas_vector_bits(); }
