@@ -146,6 +146,12 @@ GEMM_F32(decode_2x4_m4_qkv, 8, 4, 768, 576);
 GEMM_F32(rows_m32, 1, 32, 768, 2304);
 GEMM_F32(rows_m64, 1, 64, 768, 2304);
 GEMM_F32(rows_m128, 1, 128, 768, 2304);
+GEMM_F32(rows_m256, 1, 256, 768, 2304);
+GEMM_F32(rows_m512, 1, 512, 768, 2304);
+GEMM_F32(rows_m1024, 1, 1024, 768, 2304);
+// bench_llama's prefill on one device (2 x 128 positions): the MLP's up and down projections.
+GEMM_F32(llama_prefill_up, 1, 256, 512, 1536);
+GEMM_F32(llama_prefill_down, 1, 256, 1536, 512);
 // bench_llama's LM head at generate's prefill (the last position of 2 sequences) and decode: 2 rows
 // against the (32003, 512) table read transposed, 65.5 MB that no cache holds across a step.
 GEMM_F32(llama_head_m2, 1, 2, 512, 32003, true);
