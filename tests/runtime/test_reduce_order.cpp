@@ -48,11 +48,12 @@ TEST_CASE("float32 GEMMs write their bits for the thread-count check", "[.reduce
   F32Gemm const before = detail::f32_gemm();
   auto one = make_mesh({1}, {"x"}, {0});
   // Thin GEMMs, which oneDNN on its own splits over k between threads (1 x 4096 x 96 had other bits
-  // at 3 threads than at 1), and a few rows more.
+  // at 3 threads than at 1), and small ones that it runs on its own threads.
   struct Gemm {
     std::int64_t m, k, n;
   };
-  for (Gemm g : {Gemm{1, 4096, 96}, Gemm{2, 512, 1000}, Gemm{64, 768, 300}, Gemm{65, 256, 128}})
+  for (Gemm g : {Gemm{1, 4096, 96}, Gemm{2, 512, 1000}, Gemm{64, 768, 300}, Gemm{65, 256, 128}, Gemm{256, 64, 256},
+                 Gemm{256, 1536, 512}})
     for (F32Gemm library : {F32Gemm::automatic, F32Gemm::onednn, F32Gemm::openblas}) {
       detail::set_f32_gemm(library);
       auto x = random::normal(PRNGKey(5), {g.m, g.k}, NamedSharding(one, P()));

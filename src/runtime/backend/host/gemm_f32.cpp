@@ -6,9 +6,10 @@
 // OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 under
 // OPENBLAS_CORETYPE=Haswell on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.6x to 2.8x
 // faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN.
-// At equal widths oneDNN reaches 0.4 to 1.08 of OpenBLAS's speed on large GEMMs (2048 x 768 x 3072
+// At equal widths oneDNN reaches 0.5 to 1.0 of OpenBLAS's speed on large GEMMs (2048 x 768 x 3072
 // on a 2-core Sapphire Rapids: 0.54) but is 1.3x to 3x faster on GEMMs of at most 64 rows (decode
-// steps, a prefill's last-position logits): at 512 bits those go to oneDNN, the others stay on
+// steps, a prefill's last-position logits) and 1.06x to 1.4x on small ones (a prefill's per-layer
+// GEMMs, attention's): at 512 bits those go to oneDNN (f32_gemm_by_onednn), the others stay on
 // OpenBLAS. Neither library's bits are the same for a GEMM and its row or column blocks in general
 // (OpenBLAS's edge kernels and SkylakeX's direct and small-matrix paths sum in another order), so
 // a choice by the rows changes no promise (docs/design.md: a sharded GEMM's bits need not be the
@@ -20,7 +21,9 @@
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
 // a parallel region (devices_in_parallel) on its caller alone. A GEMM of at most 64 rows runs as
 // column blocks fixed by its shape, one thread each (onednn_sgemm_by_columns), so that its bits do
-// not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does. Each thread executes on its own
+// not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does (1 x 4096 x 96;
+// GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 had the same bits at 1, 2, 3, 8 and 16
+// threads in a scratch check, and CTest's thread-count check runs some). Each thread executes on its own
 // stream with its own scratchpad (oneDNN's shared library scratchpad is not safe for concurrent
 // execution of primitives).
 #include "gemm_f32.hpp"
@@ -149,11 +152,14 @@ struct ThreadState {
 
 }  // namespace
 
-// GEMMs of at most this many rows go to oneDNN at equal 512-bit widths (bench_gemm_f32's decode_
-// and rows_ classes: 1.3x at 64 rows, 1.7x to 3x at 1 to 32).
+// At equal 512-bit widths, GEMMs of at most onednn_rows rows, or of at most onednn_work
+// multiply-adds, go to oneDNN (bench_gemm_f32: 1.7x to 3x at 1 to 32 rows, 1.24x at 64; 1.06x to
+// 1.14x on bench_llama's prefill GEMMs of 256 x 512 x 1536, 1.1x at 128 x 768 x 2304, 1.35x to 1.4x
+// on attention's 256 x 64 x 256; about level at 256 x 768 x 2304, 0.9x to 0.96x from 512 rows).
 constexpr std::int64_t onednn_rows = 64;
+constexpr std::int64_t onednn_work = std::int64_t{1} << 28;
 
-bool f32_gemm_by_onednn(std::int64_t rows) {
+bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k) {
   switch (f32_gemm()) {
     case F32Gemm::openblas: return false;
     case F32Gemm::onednn: return true;
@@ -161,7 +167,7 @@ bool f32_gemm_by_onednn(std::int64_t rows) {
   }
   if (!onednn_shares_threads()) return false;
   int const bits = onednn_vector_bits();
-  return bits > openblas_vector_bits() || (bits == 512 && rows <= onednn_rows);
+  return bits > openblas_vector_bits() || (bits == 512 && (m <= onednn_rows || m * n * k <= onednn_work));
 }
 
 namespace {
@@ -285,17 +291,19 @@ std::string f32_gemm_info() {
   if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
   if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
   if (onednn_vector_bits() == 512)
-    return std::format("{}, {} for GEMMs of at most {} rows: vectors as wide", openblas, onednn, onednn_rows);
+    return std::format("{}, {} for GEMMs of at most {} rows or 2^28 multiply-adds: vectors as wide", openblas,
+                       onednn, onednn_rows);
   return openblas + ": vectors as wide as " + onednn + "'s";
 }
 
 int f32_gemm_vector_bits() {
-  return f32_gemm_by_onednn(std::numeric_limits<std::int64_t>::max()) ? onednn_vector_bits() : openblas_vector_bits();
+  std::int64_t const large = std::numeric_limits<std::int32_t>::max();
+  return f32_gemm_by_onednn(large, large, large) ? onednn_vector_bits() : openblas_vector_bits();
 }
 
 #else
 
-bool f32_gemm_by_onednn(std::int64_t) { return false; }
+bool f32_gemm_by_onednn(std::int64_t, std::int64_t, std::int64_t) { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
 int f32_gemm_vector_bits() { return openblas_vector_bits(); }
