@@ -167,7 +167,9 @@ bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k) {
   }
   if (!onednn_shares_threads()) return false;
   int const bits = onednn_vector_bits();
-  return bits > openblas_vector_bits() || (bits == 512 && (m <= onednn_rows || m * n * k <= onednn_work));
+  // (the work in double: m * n * k of a large GEMM can overflow 64 bits)
+  double const work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return bits > openblas_vector_bits() || (bits == 512 && (m <= onednn_rows || work <= static_cast<double>(onednn_work)));
 }
 
 namespace {
