@@ -22,8 +22,9 @@
 // a parallel region (devices_in_parallel) on its caller alone. A GEMM of at most 64 rows runs as
 // column blocks fixed by its shape, one thread each (onednn_sgemm_by_columns), so that its bits do
 // not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does (1 x 4096 x 96;
-// GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 had the same bits at 1, 2, 3, 8 and 16
-// threads in a scratch check, and CTest's thread-count check runs some). Each thread executes on its own
+// CTest's thread-count check runs such GEMMs). Larger ones promise no such thing: 512-bit kernels
+// gave GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 the same bits at 1, 2, 3, 8 and 16
+// threads in a scratch check, AVX2 kernels did not (256 x 64 x 256 at 3). Each thread executes on its own
 // stream with its own scratchpad (oneDNN's shared library scratchpad is not safe for concurrent
 // execution of primitives).
 #include "gemm_f32.hpp"
