@@ -44,9 +44,52 @@ std::string type_text(GraphNode const& n) {
   return s + "]";
 }
 
+std::string region_kernel_text(Plan const& plan, Step const& step, std::string_view what) {
+  auto const made = *made_sharding(plan, step);
+  std::string ops;
+  for (std::size_t k = 0; k < step.ops.size(); ++k) ops += (k ? ", " : "") + step.ops[k];
+  auto count = step.ops.size();
+  return std::format("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node_of(plan, step)),
+                     to_string(made.spec()), made.mesh().num_devices(), count, count == 1 ? "" : "s", ops);
+}
+
+std::string reduction_text(Plan const& plan, Step const& step, std::string_view from) {
+  NodePlan const& p = plan_of(plan, step.node);
+  std::string axes = axes_text(p.partial->mesh(), step.axes);
+  if (step.collective == Collective::all_reduce)
+    return std::format("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us (from {})",
+                       name(step.combine), axes, step.group, step.bytes, step.estimate_us, from);
+  return std::format("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est {:.1f} us "
+                     "(from {})",
+                     name(step.combine), axes, step.group, to_string(p.out->spec()), step.bytes, step.estimate_us, from);
+}
+
+// A sharding change's step (Scheduler::reshard_steps): one of the collectives or copies it amounts
+// to, or a change of the mesh's description alone.
+std::string reshard_text(Plan const& plan, Step const& step) {
+  GraphNode const& n = node_of(plan, step);
+  NamedSharding const& from = *step.from;
+  NamedSharding const& to = *step.to;
+  if (step.kind == StepKind::reshard && std::string_view(step.name) == "reshard")
+    return std::format("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})", step.why,
+                       type_text(n), to_string(from.spec()), to_string(to.spec()), n.op);
+  bool const copy = std::string_view(step.name) == "copy";
+  std::optional<Collective> collective;
+  if (step.kind == StepKind::collective) collective = step.collective;
+  ReshardStep part{collective, from, to, step.axes, step.group, step.bytes, copy};
+  std::string change = std::format("{} {} {} -> {}", step.why, type_text(n), to_string(from.spec()), to_string(to.spec()));
+  if (!collective) {
+    double crossing = copy ? static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, from, to)) : 0.0;
+    return std::format("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part), crossing,
+                       step.estimate_us, n.op);
+  }
+  return std::format("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part), step.group,
+                     change, step.bytes, step.estimate_us, n.op);
+}
+
 std::string to_string(Plan const& plan, MemoryAnalysis const* memory, std::string_view devices) {
   std::string s;
-  for (auto const& step : plan.steps) s += step.text + "\n";
+  for (auto const& step : plan.steps) s += step_text(plan, step) + "\n";
   if (plan.steps.empty()) return s + "(nothing to run: the result is an input)\n";
   s += cost_analysis_text(plan);
   if (memory != nullptr) s += memory_analysis_text(*memory);
@@ -102,7 +145,7 @@ std::string to_json(Plan const& plan, MemoryAnalysis const* memory, std::string_
         "{}\n  {{\"kind\": \"{}\", \"label\": {}, \"node\": {}, \"operands\": [{}], \"devices\": {}, \"bytes\": {}, "
         "\"estimate_us\": {}{}, \"text\": {}}}",
         k ? "," : "", kind_name(st), json_string(st.label), st.node, operands, st.devices, st.bytes, c.estimate_us,
-        cost, json_string(st.text));
+        cost, json_string(step_text(plan, st)));
     flops += c.flops;
     read += c.bytes_read;
     written += c.bytes_written;
@@ -140,12 +183,14 @@ void hash_step(Plan const& plan, Step const& st, HashSink& h) {
   for (int o : st.operands) h.word(static_cast<std::uint64_t>(o));
   h.word(0xfff1);
   hash_text(h, st.label);
-  hash_text(h, st.text);
   if (st.to) sharding_signature(*st.to, plan.graph[static_cast<std::size_t>(st.node)].shape, h);
+  if (st.from) sharding_signature(*st.from, plan.graph[static_cast<std::size_t>(st.node)].shape, h);
   for (auto a : st.axes) h.word(a);
   h.word(static_cast<std::uint64_t>(st.combine));
   h.word(std::bit_cast<std::uint64_t>(st.divide_by.value_or(-1.0)));
   h.word(static_cast<std::uint64_t>(st.result + 1));
+  h.word(static_cast<std::uint64_t>(st.group));
+  h.word(std::bit_cast<std::uint64_t>(st.bytes));
 }
 }  // namespace
 

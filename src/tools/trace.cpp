@@ -140,7 +140,7 @@ class TraceWriter final : public StepObserver {
           if (std::find(g.begin(), g.end(), d) != g.end()) args["group"] = g;
       }
       if (step.kind != plan::StepKind::kernel) args["bytes"] = step.bytes;
-      args["text"] = step.text;
+      args["text"] = plan::step_text(plan, step);
       name_device(d);
       write(nlohmann::json{{"name", step.label}, {"cat", step.name}, {"ph", "X"},   {"ts", ts},
                            {"dur", dur},         {"pid", process_},  {"tid", d},    {"args", std::move(args)}});

@@ -1,7 +1,8 @@
 #pragma once
 // Text pieces of the planner's passes (plan/detail/: propagation, common values, the instruction
-// list), shared with explain (src/plan/explain.cpp). Only plans made at run time have text.
+// list), shared with explain (src/plan/explain.cpp).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessel/plan/plan.hpp"
@@ -16,5 +17,13 @@ std::string axes_text(Mesh const& mesh, ShardLayout::AxisList const& axes);
 std::string block_shapes_text(NamedSharding const& sharding, Shape const& shape);
 // "x,y" (a Kokkos Tools label's form).
 std::string axes_label(Mesh const& mesh, ShardLayout::AxisList const& axes);
+
+// Explain's lines (plan::step_text): a sharding change's step (the planner's), and those several
+// families of ops share (their OpRules::explain): the kernel of a fused region making `what`
+// ("elementwise", "reduce sum over axes (1)"), and the all-reduce or reduce-scatter that completes
+// partial results, naming what they come `from`.
+std::string reshard_text(Plan const& plan, Step const& step);
+std::string region_kernel_text(Plan const& plan, Step const& step, std::string_view what);
+std::string reduction_text(Plan const& plan, Step const& step, std::string_view from);
 
 }  // namespace tessel::plan

@@ -76,7 +76,7 @@ constexpr char const* name(StepKind kind) {
 // One instruction of the executable plan. The executor (runtime/execute.hpp) runs the list in
 // order; explain prints the same list; Kokkos Tools see each as a region named `label`, and the
 // kernels inside carry the same name. Tools read the typed fields; `label` is made from them once
-// (step_label), when the step is planned; `text`, explain's line, by the rule that adds the step.
+// (step_label), when the step is planned; explain's line (step_text) when a tool asks for it.
 struct Step {
   StepKind kind;
   int node;            // graph node whose value the step produces (its value slot)
@@ -91,14 +91,18 @@ struct Step {
   // Steps of one node's op (not a region's): the user op it serves, as the label names it
   // ("dot_general#4", "result mul#3").
   std::string cause;
-  std::string text;    // one line of explain
   std::string label;   // "tessel::fused[mul,add,tanh]", "tessel::all_reduce(mp)[dot_general#4]", ... (step_label)
   // Value slots read (see Plan::slot): a reshard, collective or view reads one, a GEMM two, a
   // concatenate each operand, a kernel every tensor its region reads.
   std::vector<int> operands;
   // reshards: the sharding this step produces; collectives: the sharding after them.
   std::optional<NamedSharding> to;
+  // The steps of a sharding change: the sharding they read, and what the change is for ("operand",
+  // "result", "constraint", "reuse"); empty for a node's own steps.
+  std::optional<NamedSharding> from;
+  char const* why = "";
   FixedVector<std::uint8_t, max_mesh_axes> axes;  // collectives and exchanges: the mesh axes of their groups
+  int group = 1;                                  // ... and the devices in each group
   ReduceOp combine = ReduceOp::sum;               // all-reduce and reduce-scatter
   std::optional<double> divide_by;                // a mean's count (0 too: 0 / 0 is NaN), divided after its collective
   bool starts_reshard = false;                    // the first step of one sharding change
@@ -121,6 +125,11 @@ constexpr std::string step_label(Step const& s, std::string const& groups) {
   return std::string("tessel::") + s.name + (groups.empty() ? "" : "(" + groups + ")") + "[" + what + "]";
 }
 
+// Explain's line for step `step` of `plan`, made from its fields: a sharding change's by the
+// planner's reshard text, an op's own step by its rules (OpRules::explain). Never made while planning.
+struct Plan;
+std::string step_text(Plan const& plan, Step const& step);
+
 // explain_json's "kind": the step kind's name, a collective's own.
 constexpr char const* kind_name(Step const& s) { return s.kind == StepKind::collective ? id(s.collective) : name(s.kind); }
 
@@ -142,7 +151,6 @@ constexpr int count_steps(std::span<S const> steps, Collective c) {
 // The value slot a step writes.
 constexpr int result_slot(Step const& s) { return s.result >= 0 ? s.result : s.node; }
 
-struct Plan;
 // The sharding of what a step makes (as the rules that add each kind of step choose it); none for
 // a step that makes no tensor.
 constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step const& step);
@@ -209,6 +217,10 @@ constexpr std::optional<NamedSharding> made_sharding(Plan const& plan, Step cons
     default: return step.to ? step.to : p.out;
   }
 }
+
+// The node a step serves, and a node's plan.
+constexpr GraphNode const& node_of(Plan const& plan, Step const& step) { return plan.graph[static_cast<std::size_t>(step.node)]; }
+constexpr NodePlan const& plan_of(Plan const& plan, int node) { return plan.nodes[static_cast<std::size_t>(node)]; }
 
 // The bytes of one element of what a step makes: a kernel's partial values and the all-reduce or
 // reduce-scatter completing them have the node's partial_bytes (a 16-bit dot's float32 sums, rounded

@@ -9,8 +9,8 @@
 //
 // Binding: the first call (and a call on other devices than the last) lays the compile-time plan
 // over the mesh the arguments live on: each node's planned sharding over the abstract mesh becomes
-// the same layout over those devices, and the instruction list is written out again with its text
-// (explain's lines, Kokkos Tools labels: std::format is not constexpr) and checked, instruction by
+// the same layout over those devices, and the instruction list is written out again with its
+// labels (Kokkos Tools': std::format is not constexpr) and checked, instruction by
 // instruction, against the one the compiler made. No sharding is chosen then; a later call on the
 // same devices reuses the bound plan and its kernels.
 #include "tessel/core/compile_pass.hpp"

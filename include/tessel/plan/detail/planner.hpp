@@ -17,11 +17,6 @@
 #include "tessel/plan/step_work.hpp"
 #include "tessel/plan/view_rules.hpp"
 
-// Text (explain's lines, Kokkos Tools labels) is made only when a plan is made at run time:
-// std::format is not constexpr, and a plan made by the compiler (static_jit, plan/static_plan.hpp)
-// holds none until it is bound to devices, when its steps are made again with their text.
-#define TESSEL_TEXT(...) (std::is_constant_evaluated() ? std::string() : std::format(__VA_ARGS__))
-
 namespace tessel::plan {
 
 using AxisList = ShardLayout::AxisList;
@@ -206,8 +201,13 @@ struct Scheduler {
   [[nodiscard]] constexpr GraphNode const& node(int i) const { return plan.graph[static_cast<std::size_t>(i)]; }
   [[nodiscard]] constexpr NodePlan const& at(int i) const { return plan.nodes[static_cast<std::size_t>(i)]; }
   [[nodiscard]] constexpr int slot(int i) const { return plan.slot[static_cast<std::size_t>(i)]; }
-  // "dot_general#4": the user op a step comes from.
-  [[nodiscard]] constexpr std::string user_op(int i) const { return TESSEL_TEXT("{}#{}", node(i).op, i); }
+  // "dot_general#4": the user op a step comes from. Labels are made only when a plan is made at
+  // run time: std::format is not constexpr, and a plan made by the compiler (static_jit,
+  // plan/static_plan.hpp) holds none until it is bound to devices, when its steps are made again.
+  [[nodiscard]] constexpr std::string user_op(int i) const {
+    if (std::is_constant_evaluated()) return {};
+    return std::format("{}#{}", node(i).op, i);
+  }
   // The mesh axes of a step over groups, as its label names them ("dp,mp"; "all" for none).
   [[nodiscard]] static constexpr std::string groups_label(Mesh const& mesh, AxisList const& axes) {
     if (std::is_constant_evaluated()) return {};  // labels are made at run time only
@@ -226,24 +226,25 @@ struct Scheduler {
   // A boundary's operand: a tensor (resharded if planned) or a value made by its own steps.
   constexpr void operand(int c);
 
-  // A step of node i: its kind, explain's line, its name and operands. Its label is made from them.
-  constexpr Step& add(StepKind kind, int i, int devices, std::string text, StepName named, std::vector<int> operands);
+  // A step of node i: its kind, its name and operands. Its label is made from them; explain's line,
+  // when a tool asks, from the fields the caller fills in (OpRules::explain).
+  constexpr Step& add(StepKind kind, int i, int devices, StepName named, std::vector<int> operands);
   // A collective step (StepKind::collective).
-  constexpr Step& add(Collective c, int i, int devices, std::string text, StepName named, std::vector<int> operands);
+  constexpr Step& add(Collective c, int i, int devices, StepName named, std::vector<int> operands);
   // One step per collective the sharding change of node i amounts to (plan/reshard.hpp); the first
   // reads slot `read`, the others what the one before wrote: slot `write`, or i's when -1.
   constexpr void reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
                      int write = -1);
-  // The fused kernel of the region rooted at i (explain says it makes "what").
-  constexpr void fused_kernel(int i, char const* what) {
+  // The fused kernel of the region rooted at i.
+  constexpr void fused_kernel(int i) {
     Region r;
     region(i, r);
-    kernel_step(i, r, what, "fused");
+    kernel_step(i, r, "fused");
   }
   // The kernel step of a region rooted at i.
-  constexpr void kernel_step(int i, Region const& r, std::string const& what, char const* name);
+  constexpr void kernel_step(int i, Region const& r, char const* name);
   // The all-reduce or reduce-scatter completing node i's partial results, if its plan has one.
-  constexpr void collective_steps(int i, std::string const& cause);
+  constexpr void collective_steps(int i);
   // After a node's own steps: the reshard of its result to its plan's out, if planned.
   constexpr void result_reshard(int i) {
     NodePlan const& p = at(i);
@@ -269,7 +270,12 @@ class OpRules {
   // What one device computes in a kernel step of the node (its flops; a GEMM's problem), from the
   // blocks the step reads and makes: what cost_analysis, traces and profiles count.
   [[nodiscard]] constexpr virtual StepWork work(GraphNode const& n, Step const& step, StepBlocks const& b) const = 0;
+  // Explain's line for a step of the node's own (the kernels, collectives and exchanges its
+  // materialize adds; sharding changes are the planner's), from the step's and the plan's fields:
+  // made when a tool asks (plan::step_text), never while planning.
+  [[nodiscard]] virtual std::string explain(Plan const& plan, Step const& step) const = 0;
 };
+
 
 // The rules of a node kind: NAME_rules, one constant object per kind (plan/detail/rules/<family>.hpp
 // ends with it; expr/op_list.hpp lists the kinds). Defined in plan/detail/rules.hpp, after them.

@@ -1,37 +1,29 @@
 #pragma once
 // The instruction list: the planned graph walked from the root, boundaries made before the
 // regions that read them, each kernel, collective, reshard and view as one Step that says what it
-// reads, what it makes and what explain prints for it. The executor runs exactly this list. What
-// each op contributes comes from its rules (plan/detail/rules/); this file knows steps, not ops.
-#include <format>
-
+// reads and what it makes (the fields explain's line is made from, plan::step_text). The executor
+// runs exactly this list. What each op contributes comes from its rules (plan/detail/rules/); this
+// file knows steps, not ops.
 #include "tessel/plan/detail/planner.hpp"
 
 namespace tessel::plan {
 
 
-inline std::string joined(std::vector<std::string> const& parts, char const* sep) {
-  std::string s;
-  for (std::size_t k = 0; k < parts.size(); ++k) s += (k ? sep : "") + parts[k];
-  return s;
-}
-
 // A sharding change's step's name: its collective's, or how it moves data without one.
 constexpr char const* step_name(ReshardStep const& s) { return s.collective ? id(*s.collective) : s.copy ? "copy" : "local_slice"; }
 
 
-constexpr Step& Scheduler::add(Collective c, int i, int devices, std::string text, StepName named, std::vector<int> operands) {
-  Step& s = add(StepKind::collective, i, devices, std::move(text), std::move(named), std::move(operands));
+constexpr Step& Scheduler::add(Collective c, int i, int devices, StepName named, std::vector<int> operands) {
+  Step& s = add(StepKind::collective, i, devices, std::move(named), std::move(operands));
   s.collective = c;
   return s;
 }
 
-constexpr Step& Scheduler::add(StepKind kind, int i, int devices, std::string text, StepName named, std::vector<int> operands) {
+constexpr Step& Scheduler::add(StepKind kind, int i, int devices, StepName named, std::vector<int> operands) {
   Step s{};
   s.kind = kind;
   s.node = i;
   s.devices = devices;
-  s.text = std::move(text);
   s.name = named.name;
   s.cause = std::move(named.cause);
   s.ops = std::move(named.ops);
@@ -48,43 +40,31 @@ constexpr Step& Scheduler::add(StepKind kind, int i, int devices, std::string te
 constexpr void Scheduler::reshard_steps(int i, int read, NamedSharding const& from, NamedSharding const& to, char const* why,
                               int write) {
   GraphNode const& n = node(i);
-  std::string cause = TESSEL_TEXT("{} {}", why, user_op(i));
+  std::string cause = std::is_constant_evaluated() ? std::string() : why + (" " + user_op(i));
   auto parts = decompose(n.shape, n.dtype_bytes, from, to);
   if (parts.empty()) {  // every device keeps its block; only the mesh's description changes
-    Step& s = add(StepKind::reshard, i, to.mesh().num_devices(),
-                  TESSEL_TEXT("reshard   {} {} {} -> {} (no data moves): 0 bytes cross devices, est 0.0 us ({})",
-                              why, type_text(n), to_string(from.spec()), to_string(to.spec()), n.op),
-                  {"reshard", cause}, {read});
+    Step& s = add(StepKind::reshard, i, to.mesh().num_devices(), {"reshard", cause}, {read});
+    s.from = from;
     s.to = to;
+    s.why = why;
     s.result = write;
     s.starts_reshard = true;
     return;
   }
   bool first = true;
   for (auto const& part : parts) {
-    double us = model.reshard_us(part);
-    std::string change = TESSEL_TEXT("{} {} {} -> {}", why, type_text(n), to_string(part.from.spec()),
-                                     to_string(part.to.spec()));
     StepName named{step_name(part), cause, groups_label(part.to.mesh(), part.axes)};
-    std::string text;
-    if (!part.collective) {
-      double crossing = !part.copy
-                            ? 0.0
-                            : static_cast<double>(reshard_bytes(n.shape, n.dtype_bytes, part.from, part.to));
-      text = TESSEL_TEXT("reshard   {} ({}): {:.0f} bytes cross devices, est {:.1f} us ({})", change, describe(part),
-                         crossing, us, n.op);
-    } else {
-      text = TESSEL_TEXT("{} (groups of {}): {}: {:.0f} bytes per device, est {:.1f} us ({})", describe(part),
-                         part.group, change, part.bytes, us, n.op);
-    }
     std::vector<int> reads{first ? read : write >= 0 ? write : i};
-    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(text), std::move(named), reads)
-                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(text), std::move(named), reads);
+    Step& s = part.collective ? add(*part.collective, i, to.mesh().num_devices(), std::move(named), reads)
+                              : add(StepKind::reshard, i, to.mesh().num_devices(), std::move(named), reads);
     s.result = write;
     s.bytes = part.bytes;
-    s.estimate_us = us;
+    s.estimate_us = model.reshard_us(part);
+    s.from = part.from;
     s.to = part.to;
+    s.why = why;
     s.axes = part.axes;  // the groups a trace and cost_analysis name (empty between meshes)
+    s.group = part.group;
     s.starts_reshard = first;
     first = false;
   }
@@ -115,17 +95,13 @@ constexpr void Scheduler::operand(int c) {
   else materialize(c);
 }
 
-constexpr void Scheduler::kernel_step(int i, Region const& r, std::string const& what, char const* name) {
+constexpr void Scheduler::kernel_step(int i, Region const& r, char const* name) {
   NodePlan const& p = at(i);
   auto const& s = p.partial ? *p.partial : p.after_collective ? *p.after_collective : *p.out;
-  auto count = r.ops.size();
-  add(StepKind::kernel, i, s.mesh().num_devices(),
-      TESSEL_TEXT("kernel    {} -> {} {} on {} devices: fused {} op{} [{}]", what, type_text(node(i)),
-                  to_string(s.spec()), s.mesh().num_devices(), count, count == 1 ? "" : "s", joined(r.ops, ", ")),
-      {name, {}, {}, r.ops}, r.reads);
+  add(StepKind::kernel, i, s.mesh().num_devices(), {name, {}, {}, r.ops}, r.reads);
 }
 
-constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
+constexpr void Scheduler::collective_steps(int i) {
   GraphNode const& n = node(i);
   NodePlan const& p = at(i);
   if (!p.collective) return;
@@ -137,21 +113,12 @@ constexpr void Scheduler::collective_steps(int i, std::string const& cause) {
   bool all_reduce = p.collective == Collective::all_reduce;
   CostModel const priced = std::is_constant_evaluated() ? model : model.over(mesh, p.collective_axes);  // MPI's entries when a group spans processes
   double us = all_reduce ? priced.all_reduce_us(bytes, group) : priced.reduce_scatter_us(bytes, group);
-  std::string text =
-      all_reduce
-          ? TESSEL_TEXT("all-reduce {} over mesh axes {} (groups of {}): {:.0f} bytes per device, est {:.1f} us "
-                        "(from {})",
-                        name(op), axes_text(mesh, p.collective_axes), group, bytes, us, cause)
-          : TESSEL_TEXT("reduce-scatter {} over mesh axes {} (groups of {}) -> {}: {:.0f} bytes per device, est "
-                        "{:.1f} us (from {})",
-                        name(op), axes_text(mesh, p.collective_axes), group, to_string(p.out->spec()), bytes, us,
-                        cause);
-  Step& s = add(*p.collective, i, mesh.num_devices(), std::move(text),
-                {id(*p.collective), user_op(i), groups_label(mesh, p.collective_axes)}, {i});
+  Step& s = add(*p.collective, i, mesh.num_devices(), {id(*p.collective), user_op(i), groups_label(mesh, p.collective_axes)}, {i});
   s.bytes = bytes;
   s.estimate_us = us;
   s.to = *p.after_collective;
   s.axes = p.collective_axes;
+  s.group = group;
   s.combine = op;
   if (n.divides) {
     double count = 1;

@@ -36,10 +36,7 @@ class ArgReduceRules final : public OpRules {
     NodePlan const& p = s.at(i);
     auto const& partial = *p.partial;
     Mesh const& mesh = partial.mesh();
-    s.add(StepKind::kernel, i, mesh.num_devices(),
-          TESSEL_TEXT("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
-                      type_text(n), to_string(partial.spec()), mesh.num_devices()),
-          {"arg_reduce", s.user_op(i)}, {s.slot(c)});
+    s.add(StepKind::kernel, i, mesh.num_devices(), {"arg_reduce", s.user_op(i)}, {s.slot(c)});
     if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
       auto count = static_cast<double>(partial.block_shape(n.shape).num_elements());
@@ -47,10 +44,8 @@ class ArgReduceRules final : public OpRules {
       double us = s.model.all_reduce_us(count * static_cast<double>(s.node(c).dtype_bytes), group) +
                   s.model.all_reduce_us(count * 4, group);
       Step& st = s.add(Collective::all_reduce, i, mesh.num_devices(),
-                       TESSEL_TEXT("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of "
-                                   "the best: {:.0f} bytes per device, est {:.1f} us",
-                                   n.op, axes_text(mesh, p.collective_axes), group, bytes, us),
                        {"all_reduce", s.user_op(i), s.groups_label(mesh, p.collective_axes)}, {i});
+      st.group = group;
       st.bytes = bytes;
       st.estimate_us = us;
       st.to = partial;
@@ -59,6 +54,17 @@ class ArgReduceRules final : public OpRules {
       st.by_op = true;  // the op's kernel all-reduces the values, then the indices of the winners
     }
     s.result_reshard(i);
+  }
+  // Each device's best, then the all-reduce of the values and of the indices.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    auto const& partial = *plan_of(plan, step.node).partial;
+    if (step.kind == StepKind::kernel)
+      return std::format("kernel    {} -> {} {} on {} devices: each device's first best (value, index)", n.op,
+                         type_text(n), to_string(partial.spec()), partial.mesh().num_devices());
+    return std::format("all-reduce {} over mesh axes {} (groups of {}): the values, then the first index of the best: "
+                       "{:.0f} bytes per device, est {:.1f} us",
+                       n.op, axes_text(partial.mesh(), step.axes), step.group, step.bytes, step.estimate_us);
   }
 };
 

@@ -33,11 +33,14 @@ class ConcatenateRules final : public OpRules {
       parts.push_back(s.slot(c));
     }
     auto const& own = *s.at(i).after_collective;
-    s.add(StepKind::kernel, i, own.mesh().num_devices(),
-          TESSEL_TEXT("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied side by side",
-                      n.axis, type_text(n), to_string(own.spec()), own.mesh().num_devices(), n.children.size()),
-          {"concatenate", s.user_op(i)}, std::move(parts));
+    s.add(StepKind::kernel, i, own.mesh().num_devices(), {"concatenate", s.user_op(i)}, std::move(parts));
     s.result_reshard(i);
+  }
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    auto const& own = *plan_of(plan, step.node).after_collective;
+    return std::format("kernel    concatenate along axis {} -> {} {} on {} devices: {} operands copied side by side",
+                       n.axis, type_text(n), to_string(own.spec()), own.mesh().num_devices(), n.children.size());
   }
 };
 

@@ -22,6 +22,8 @@ class ConstraintRules final : public OpRules {
     s.materialize(n.children[0]);
     if (s.at(i).reshard) s.reshard_steps(i, s.slot(n.children[0]), *n.sharding, *s.at(i).out, "constraint");
   }
+  // Its steps are sharding changes (the planner explains them).
+  std::string explain(Plan const&, Step const&) const override { return {}; }
 };
 
 

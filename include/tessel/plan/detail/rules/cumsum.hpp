@@ -31,10 +31,7 @@ class CumsumRules final : public OpRules {
     s.operand(c);
     NamedSharding const& out = *s.at(i).out;
     Mesh const& mesh = out.mesh();
-    s.add(StepKind::kernel, i, mesh.num_devices(),
-          TESSEL_TEXT("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
-                      type_text(n), to_string(out.spec()), mesh.num_devices()),
-          {"cumsum", s.user_op(i)}, {s.slot(c)});
+    s.add(StepKind::kernel, i, mesh.num_devices(), {"cumsum", s.user_op(i)}, {s.slot(c)});
     auto axes = effective_axes(mesh.axes(), out.layout().dim_axes(n.axis));
     if (axes.empty()) return;
     int group = group_size(mesh.axes(), axes);
@@ -45,15 +42,25 @@ class CumsumRules final : public OpRules {
     double bytes = static_cast<double>(slice.num_elements() * static_cast<std::int64_t>(n.dtype_bytes));
     double us = (group - 1) * s.model.collective_permute_us(bytes);
     Step& carry = s.add(StepKind::exchange, i, mesh.num_devices(),
-                        TESSEL_TEXT("cumsum_carry {} over mesh axes {} (groups of {}): each block adds the last values of "
-                                    "the block before it along axis {}: {:.0f} bytes per device, est {:.1f} us (from {})",
-                                    name(n.combine), axes_text(mesh, axes), group, n.axis, bytes, us, n.op),
                         {"cumsum_carry", s.user_op(i), s.groups_label(mesh, axes)}, {i});
     carry.bytes = bytes;
     carry.estimate_us = us;
     carry.combine = n.combine;
     carry.to = out;
     for (auto a : axes) carry.axes.push_back(a);
+    carry.group = group;
+  }
+  // Each block's scan, then the carry down a split axis.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    NamedSharding const& out = *plan_of(plan, step.node).out;
+    if (step.kind == StepKind::kernel)
+      return std::format("kernel    {} along axis {} -> {} {} on {} devices: each device scans its block", n.op, n.axis,
+                         type_text(n), to_string(out.spec()), out.mesh().num_devices());
+    return std::format("cumsum_carry {} over mesh axes {} (groups of {}): each block adds the last values of the block "
+                       "before it along axis {}: {:.0f} bytes per device, est {:.1f} us (from {})",
+                       name(n.combine), axes_text(out.mesh(), step.axes), step.group, n.axis, step.bytes,
+                       step.estimate_us, n.op);
   }
 };
 

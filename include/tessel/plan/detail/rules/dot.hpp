@@ -149,14 +149,21 @@ class DotRules final : public OpRules {
     GraphNode const& n = s.node(i);
     for (int c : n.children) s.operand(c);
     auto const& sh = *s.at(i).partial;
-    std::string blocks = std::is_constant_evaluated() ? std::string() : block_shapes_text(sh, n.shape);
-    s.add(StepKind::kernel, i, sh.mesh().num_devices(),
-          TESSEL_TEXT("gemm      dot_general -> {} {} on {} devices: {} per device, local result {}",
-                      type_text(n), to_string(sh.spec()), sh.mesh().num_devices(),
-                      gemm_text(s.node(n.children[0]), s.node(n.children[1]), n), blocks),
-          {"gemm", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
-    s.collective_steps(i, "dot_general contracting sharded dimensions");
+    s.add(StepKind::kernel, i, sh.mesh().num_devices(), {"gemm", s.user_op(i)},
+          {s.slot(n.children[0]), s.slot(n.children[1])});
+    s.collective_steps(i);
     s.result_reshard(i);
+  }
+  // The GEMM, then the collective completing its partial sums.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    if (step.kind != StepKind::kernel) return reduction_text(plan, step, "dot_general contracting sharded dimensions");
+    GraphNode const& n = node_of(plan, step);
+    auto const& sh = *plan_of(plan, step.node).partial;
+    return std::format("gemm      dot_general -> {} {} on {} devices: {} per device, local result {}", type_text(n),
+                       to_string(sh.spec()), sh.mesh().num_devices(),
+                       gemm_text(plan.graph[static_cast<std::size_t>(n.children[0])],
+                                 plan.graph[static_cast<std::size_t>(n.children[1])], n),
+                       block_shapes_text(sh, n.shape));
   }
 };
 

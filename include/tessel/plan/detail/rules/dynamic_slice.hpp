@@ -70,13 +70,17 @@ class DynamicBoxRules final : public OpRules {
   constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     auto const& own = *s.at(i).after_collective;
-    s.add(StepKind::kernel, i, own.mesh().num_devices(),
-          TESSEL_TEXT("kernel    {} {} -> {} {} on {} devices: {}", n.op, type_text(s.node(n.children[boxes - 1])),
-                      type_text(n), to_string(own.spec()), own.mesh().num_devices(),
-                      Update ? "each device writes the part of the update its block holds"
-                             : "each device copies the box at the run-time start from its block"),
-          {n.op, s.user_op(i)}, box_operands(s, i));
+    s.add(StepKind::kernel, i, own.mesh().num_devices(), {n.op, s.user_op(i)}, box_operands(s, i));
     s.result_reshard(i);
+  }
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    auto const& own = *plan_of(plan, step.node).after_collective;
+    return std::format("kernel    {} {} -> {} {} on {} devices: {}", n.op,
+                       type_text(plan.graph[static_cast<std::size_t>(n.children[boxes - 1])]), type_text(n),
+                       to_string(own.spec()), own.mesh().num_devices(),
+                       Update ? "each device writes the part of the update its block holds"
+                              : "each device copies the box at the run-time start from its block");
   }
 };
 

@@ -47,7 +47,10 @@ class ElementwiseRules final : public OpRules {
     for (int c : s.node(i).children) s.region(c, r);
     r.ops.emplace_back(s.node(i).op);
   }
-  constexpr void materialize(Scheduler& s, int i) const override { s.fused_kernel(i, "elementwise"); }
+  constexpr void materialize(Scheduler& s, int i) const override { s.fused_kernel(i); }
+  std::string explain(Plan const& plan, Step const& step) const override {
+    return region_kernel_text(plan, step, "elementwise");
+  }
 };
 
 

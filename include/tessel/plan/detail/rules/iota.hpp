@@ -16,7 +16,8 @@ class IotaRules final : public OpRules {
     p.plan(i).out = req ? *req : Planner::unplaced();
   }
   constexpr void region(Scheduler& s, int i, Region& r) const override { r.ops.emplace_back(s.node(i).op); }
-  constexpr void materialize(Scheduler& s, int i) const override { s.fused_kernel(i, "iota"); }
+  constexpr void materialize(Scheduler& s, int i) const override { s.fused_kernel(i); }
+  std::string explain(Plan const& plan, Step const& step) const override { return region_kernel_text(plan, step, "iota"); }
 };
 
 

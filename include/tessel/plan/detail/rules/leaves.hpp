@@ -23,6 +23,8 @@ class TensorRules final : public OpRules {
     Region ignored;
     region(s, i, ignored);
   }
+  // Its steps are sharding changes (the planner explains them).
+  std::string explain(Plan const&, Step const&) const override { return {}; }
 };
 
 class ScalarRules final : public OpRules {
@@ -34,6 +36,7 @@ class ScalarRules final : public OpRules {
   constexpr void assign(Planner&, int, std::optional<NamedSharding> const&) const override {}
   constexpr void region(Scheduler&, int, Region&) const override {}  // bound into the kernel by value
   constexpr void materialize(Scheduler&, int) const override {}
+  std::string explain(Plan const&, Step const&) const override { return {}; }  // (it has no steps)
 };
 
 

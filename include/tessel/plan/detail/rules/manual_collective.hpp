@@ -74,12 +74,8 @@ class ManualCollectiveRules final : public OpRules {
       case Collective::collective_permute: us = m.group > 1 ? s.model.collective_permute_us(in_bytes) : 0; break;
     }
     double bytes = kind == Collective::all_gather ? out_bytes : in_bytes;
-    Step& st = s.add(kind, i, mesh.num_devices(),
-                     TESSEL_TEXT("{:<9} over mesh axes {} (groups of {}), written in shard_map: {} -> {}: {:.0f} bytes "
-                                 "per device, est {:.1f} us",
-                                 n.op, axes_text(mesh, m.mesh_axes), m.group, type_text(s.node(c)), type_text(n), bytes,
-                                 us),
-                     {n.op, s.user_op(i), s.groups_label(mesh, m.mesh_axes)}, {s.slot(c)});
+    Step& st = s.add(kind, i, mesh.num_devices(), {n.op, s.user_op(i), s.groups_label(mesh, m.mesh_axes)}, {s.slot(c)});
+    st.group = m.group;
     st.bytes = bytes;
     st.estimate_us = us;
     st.to = own;
@@ -87,6 +83,14 @@ class ManualCollectiveRules final : public OpRules {
     st.combine = combine_of(m.kind);
     st.by_op = true;  // written in shard_map: its kernel moves the blocks
     s.result_reshard(i);
+  }
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    return std::format("{:<9} over mesh axes {} (groups of {}), written in shard_map: {} -> {}: {:.0f} bytes per device, "
+                       "est {:.1f} us",
+                       n.op, axes_text(plan_of(plan, step.node).after_collective->mesh(), step.axes), step.group,
+                       type_text(plan.graph[static_cast<std::size_t>(n.children[0])]), type_text(n), step.bytes,
+                       step.estimate_us);
   }
 };
 

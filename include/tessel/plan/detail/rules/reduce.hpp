@@ -28,24 +28,24 @@ class ReduceRules final : public OpRules {
   constexpr void region(Scheduler& s, int i, Region& r) const override {
     if (!s.at(i).row_fused) return s.boundary(i, r);
     s.region(s.node(i).children[0], r);
-    r.ops.push_back(TESSEL_TEXT("{}(row)", s.node(i).op));
+    r.ops.push_back(s.node(i).op + std::string("(row)"));
   }
   constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
     Region r;
     s.region(n.children[0], r);
     r.ops.emplace_back(n.op);
-    std::string what = TESSEL_TEXT("{} over axes {}", n.op, axes_list(n));
-    s.kernel_step(i, r, "reduce " + what, "reduce");
-    s.collective_steps(i, what);
+    s.kernel_step(i, r, "reduce");
+    s.collective_steps(i);
     s.result_reshard(i);
   }
-
- private:
-  static std::string axes_list(GraphNode const& n) {
-    std::string s = "(";
-    for (std::size_t k = 0; k < n.axes.size(); ++k) s += std::format("{}{}", k ? ", " : "", n.axes[k]);
-    return s + ")";
+  // Its kernel, then the collective completing it.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    std::string what = std::format("{} over axes (", n.op);
+    for (std::size_t k = 0; k < n.axes.size(); ++k) what += std::format("{}{}", k ? ", " : "", n.axes[k]);
+    what += ")";
+    return step.kind == StepKind::kernel ? region_kernel_text(plan, step, "reduce " + what) : reduction_text(plan, step, what);
   }
 };
 

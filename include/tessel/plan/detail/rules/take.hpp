@@ -61,16 +61,22 @@ class TakeRules final : public OpRules {
     GraphNode const& n = s.node(i);
     for (int c : n.children) s.operand(c);
     auto const& partial = *s.at(i).partial;
-    s.add(StepKind::kernel, i, partial.mesh().num_devices(),
-          TESSEL_TEXT("kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table "
-                      "block holds",
-                      n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices()),
-          {"take", s.user_op(i)}, {s.slot(n.children[0]), s.slot(n.children[1])});
-    s.collective_steps(i, "take from a table split along its axis");
+    s.add(StepKind::kernel, i, partial.mesh().num_devices(), {"take", s.user_op(i)},
+          {s.slot(n.children[0]), s.slot(n.children[1])});
+    s.collective_steps(i);
     // take's kernel runs that all-reduce itself: after it, the fill where an index is outside the
     // table (a fill summed with the other devices' -0.0 would be a NaN whose bits the backend picks).
     if (s.at(i).collective) s.plan.steps.back().by_op = true;
     s.result_reshard(i);
+  }
+  // The lookup, then the all-reduce of a table split along its axis.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    if (step.kind != StepKind::kernel) return reduction_text(plan, step, "take from a table split along its axis");
+    GraphNode const& n = node_of(plan, step);
+    auto const& partial = *plan_of(plan, step.node).partial;
+    return std::format(
+        "kernel    take along axis {} -> {} {} on {} devices: each device looks up the slices its table block holds",
+        n.axis, type_text(n), to_string(partial.spec()), partial.mesh().num_devices());
   }
 };
 

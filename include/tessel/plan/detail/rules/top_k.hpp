@@ -49,11 +49,7 @@ class TopKRules final : public OpRules {
     s.operand(c);
     NodePlan const& p = s.at(i);
     Mesh const& mesh = p.partial->mesh();
-    s.add(StepKind::kernel, i, mesh.num_devices(),
-          TESSEL_TEXT("kernel    {} {} -> {} {} on {} devices: each device's {} best along axis {} of its block", n.op,
-                      type_text(s.node(c)), type_text(n), to_string(p.partial->spec()), mesh.num_devices(),
-                      n.shape[n.axis], n.axis),
-          {n.op, s.user_op(i)}, {s.slot(c)});
+    s.add(StepKind::kernel, i, mesh.num_devices(), {n.op, s.user_op(i)}, {s.slot(c)});
     if (p.collective) {
       int group = group_size(mesh.axes(), p.collective_axes);
       // Every device's candidates: k values and their int32 indices per row.
@@ -61,10 +57,8 @@ class TopKRules final : public OpRules {
       double bytes = rows * group * static_cast<double>(s.node(c).dtype_bytes + 4);
       double us = s.model.all_gather_us(bytes, group);
       Step& st = s.add(Collective::all_gather, i, mesh.num_devices(),
-                       TESSEL_TEXT("all-gather {} candidates over mesh axes {} (groups of {}), then each device's {} "
-                                   "best of them: {:.0f} bytes per device, est {:.1f} us",
-                                   n.op, axes_text(mesh, p.collective_axes), group, n.shape[n.axis], bytes, us),
                        {"all_gather", s.user_op(i), s.groups_label(mesh, p.collective_axes)}, {i});
+      st.group = group;
       st.bytes = bytes;
       st.estimate_us = us;
       st.to = *p.after_collective;
@@ -72,6 +66,19 @@ class TopKRules final : public OpRules {
       st.by_op = true;  // the op's kernel gathers the candidates and selects among them
     }
     s.result_reshard(i);
+  }
+  // Each block's k best, then the all-gather of the candidates.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    auto const& partial = *plan_of(plan, step.node).partial;
+    if (step.kind == StepKind::kernel)
+      return std::format("kernel    {} {} -> {} {} on {} devices: each device's {} best along axis {} of its block", n.op,
+                         type_text(plan.graph[static_cast<std::size_t>(n.children[0])]), type_text(n),
+                         to_string(partial.spec()), partial.mesh().num_devices(), n.shape[n.axis], n.axis);
+    return std::format("all-gather {} candidates over mesh axes {} (groups of {}), then each device's {} best of them: "
+                       "{:.0f} bytes per device, est {:.1f} us",
+                       n.op, axes_text(partial.mesh(), step.axes), step.group, n.shape[n.axis], step.bytes,
+                       step.estimate_us);
   }
 };
 

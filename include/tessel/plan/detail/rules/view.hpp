@@ -32,7 +32,7 @@ class ViewRules final : public OpRules {
     int c = s.node(i).children[0];
     s.operand(c);
     r.reads.push_back(s.slot(c));
-    r.ops.push_back(TESSEL_TEXT("{}(view)", s.node(i).op));
+    r.ops.push_back(s.node(i).op + std::string("(view)"));
   }
   constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
@@ -40,19 +40,23 @@ class ViewRules final : public OpRules {
     s.operand(c);
     auto const& own = *s.at(i).after_collective;
     if (n.view.kind == ViewKind::reshape) {
-      s.add(StepKind::view, i, own.mesh().num_devices(),
-            TESSEL_TEXT("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
-                        type_text(s.node(c)), to_string(s.at(c).out->spec()), type_text(n), to_string(own.spec())),
-            {"view", s.user_op(i)}, {s.slot(c)});
+      s.add(StepKind::view, i, own.mesh().num_devices(), {"view", s.user_op(i)}, {s.slot(c)});
     } else {
-      // Filled one by one: with the string in a braced list, GCC 14 at -O3 evaluated TESSEL_TEXT's
-      // std::format branch inside the compiler's planning (a compile error; -O0 was fine).
       Region v;
-      v.ops.push_back(TESSEL_TEXT("{}(view)", n.op));
+      v.ops.push_back(n.op + std::string("(view)"));
       v.reads.push_back(s.slot(c));
-      s.kernel_step(i, v, n.op, "view_copy");
+      s.kernel_step(i, v, "view_copy");
     }
     s.result_reshard(i);
+  }
+  // A reshape's view, or the copy kernel of a transpose or slice.
+  std::string explain(Plan const& plan, Step const& step) const override {
+    GraphNode const& n = node_of(plan, step);
+    if (step.kind != StepKind::view) return region_kernel_text(plan, step, n.op);
+    int c = n.children[0];
+    return std::format("view      reshape {} {} -> {} {}: zero-copy, each device's block is reinterpreted",
+                       type_text(plan.graph[static_cast<std::size_t>(c)]), to_string(plan_of(plan, c).out->spec()),
+                       type_text(n), to_string(plan_of(plan, step.node).after_collective->spec()));
   }
 };
 
