@@ -4,8 +4,7 @@
 #include <cstdint>
 #include <format>
 
-#include "tessel/core/error.hpp"
-#include "tessel/runtime/backend/kernel_traits.hpp"
+#include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -39,8 +38,9 @@ struct ViewTables {
   KOKKOS_INLINE_FUNCTION std::byte* dsts(int i) const { return dst(i).p; }
 };
 
-// Work item `item` of a batch: a chunk of one run, or a group of short runs, for every destination.
-template <class W, class Tables>
+// Work item `item` of a batch: a chunk of one run, or a group of short runs, for every destination,
+// copied in the shape `Copies` of the space it runs on.
+template <class W, class Copies, class Tables>
 KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::int64_t item, bool stream) {
   int lo = 0, hi = num_tasks - 1;  // the last task that starts at or before `item`
   while (lo < hi) {
@@ -58,8 +58,8 @@ KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::
     std::int64_t begin = (local % t.chunks) * chunk;
     std::int64_t len = begin + chunk < t.plan.run_length ? chunk : t.plan.run_length - begin;
     for (int k = 0; k < t.num_dst; ++k)
-      backend::copy_words(reinterpret_cast<W*>(tables.dsts(t.first_dst + k)) + d + begin, src + s + begin, len, stream);
-    backend::copies_done(stream);
+      Copies::words(reinterpret_cast<W*>(tables.dsts(t.first_dst + k)) + d + begin, src + s + begin, len, stream);
+    Copies::done(stream);
     return;
   }
   std::int64_t first = local * t.runs_per_item;
@@ -82,21 +82,36 @@ KOKKOS_INLINE_FUNCTION void copy_item(Tables const& tables, int num_tasks, std::
       if (n == runs_at_once) {
         W* to[runs_at_once] = {dst + d[0], dst + d[1], dst + d[2], dst + d[3]};
         W const* from[runs_at_once] = {src + s[0], src + s[1], src + s[2], src + s[3]};
-        backend::copy_words_4(to, from, len, stream);
+        Copies::words_4(to, from, len, stream);
       } else {
-        for (int i = 0; i < n; ++i) backend::copy_words(dst + d[i], src + s[i], len, stream);
+        for (int i = 0; i < n; ++i) Copies::words(dst + d[i], src + s[i], len, stream);
       }
     }
   }
-  backend::copies_done(stream);
+  Copies::done(stream);
 }
 
 template <class W, class Exec, class Tables>
 void launch_items(Exec const& exec, char const* label, Tables const& tables, int num_tasks, std::int64_t items,
                   std::int64_t elements, bool stream) {
+  using Copies = backend::copies_on<Exec>;
   for_each_index_now(
       exec, label, items, elements,
-      KOKKOS_LAMBDA(std::int64_t item) { copy_item<W>(tables, num_tasks, item, stream); });
+      KOKKOS_LAMBDA(std::int64_t item) { copy_item<W, Copies>(tables, num_tasks, item, stream); });
+}
+
+// The batch's tasks cut into work items of `chunk` elements (the copy shape of the space they run
+// on): long runs in chunks, short runs several to an item. Returns the number of items.
+std::int64_t cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
+  std::int64_t items = 0;
+  for (Task& t : tasks) {
+    t.chunk = chunk;
+    t.chunks = (t.plan.run_length + chunk - 1) / chunk;
+    t.runs_per_item = t.chunks == 1 ? std::max<std::int64_t>(1, chunk / t.plan.run_length) : 1;
+    t.first_item = items;
+    items += t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks;
+  }
+  return items;
 }
 
 template <class T, class Exec, class S>
@@ -113,24 +128,26 @@ Kokkos::View<T*, typename Exec::memory_space> table(Exec const& exec, std::span<
 
 template <class W, class Exec>
 void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
-  auto tasks = batch.tasks();
+  std::vector<Task> tasks(batch.tasks().begin(), batch.tasks().end());
+  std::int64_t const items = cut_into_items(tasks, backend::copies_on<Exec>::chunk);
   auto dsts = batch.destinations();
   std::int64_t elements = 0;  // written, all destinations together
   for (auto const& t : tasks) elements += t.plan.runs * t.plan.run_length * t.num_dst;
-  bool const stream = backend::streams(std::max(static_cast<std::size_t>(elements) * sizeof(W), batch.operation_bytes()));
+  bool const stream = backend::copies_on<Exec>::streams(
+      std::max(static_cast<std::size_t>(elements) * sizeof(W), batch.operation_bytes()));
   int const n = static_cast<int>(tasks.size());
   if (tasks.size() <= inline_tasks && dsts.size() <= inline_dsts) {
     InlineTables t{};
     std::copy(tasks.begin(), tasks.end(), t.task);
     std::copy(dsts.begin(), dsts.end(), t.dst);
-    launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
+    launch_items<W>(exec, label, t, n, items, elements, stream);
   } else {
     // (the tables go to the device through host memory, which a graph's replay would read again)
     if (capture_number() != 0)
       return break_capture(std::format("a copy of {} regions into {} buffers (its tables go through host memory)",
                                        tasks.size(), dsts.size()));
-    ViewTables<typename Exec::memory_space> t{table<Task>(exec, tasks), table<DstPtr>(exec, dsts)};
-    launch_items<W>(exec, label, t, n, batch.items(), elements, stream);
+    ViewTables<typename Exec::memory_space> t{table<Task>(exec, std::span<Task const>(tasks)), table<DstPtr>(exec, dsts)};
+    launch_items<W>(exec, label, t, n, items, elements, stream);
   }
 }
 
@@ -148,17 +165,11 @@ void launch_batch(Exec const& exec, char const* label, CopyBatch const& batch, s
 void CopyBatch::add(std::byte const* src, Box const& src_box, Box const& dst_box, Box const& region,
                     std::span<std::byte* const> dsts) {
   if (region.empty() || dsts.empty()) return;
-  std::int64_t const chunk = host_ ? run_chunk : backend::copy_chunk;
   Task t{};
-  t.chunk = chunk;
   t.plan = plan_runs(src_box, dst_box, region);
   t.src = src;
   t.first_dst = static_cast<int>(dsts_.size());
   t.num_dst = static_cast<int>(dsts.size());
-  t.chunks = (t.plan.run_length + chunk - 1) / chunk;
-  t.runs_per_item = t.chunks == 1 ? std::max<std::int64_t>(1, chunk / t.plan.run_length) : 1;
-  t.first_item = items_;
-  items_ += t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks;
   dsts_.insert(dsts_.end(), dsts.begin(), dsts.end());
   tasks_.push_back(t);
 }
@@ -166,7 +177,6 @@ void CopyBatch::add(std::byte const* src, Box const& src_box, Box const& dst_box
 void CopyBatch::clear() {
   tasks_.clear();
   dsts_.clear();
-  items_ = 0;
   operation_bytes_ = 0;
 }
 
@@ -174,15 +184,13 @@ void CopyBatch::launch(Device const& d, std::size_t element_size) {
   if (tasks_.empty()) return clear();
   CopyBatch batch;  // (the queued work keeps the tables; this one starts a new batch)
   std::swap(batch, *this);
-  host_ = batch.host_;
   enqueue(d, kernel_label("tessel::copy"), [batch = std::move(batch), element_size](ExecSpace const& exec, char const* name) {
     launch_batch(exec, name, batch, element_size);
   });
 }
 
-void CopyBatch::launch_on_host(std::size_t element_size) {
-  if (!host_) throw Error("tessel: internal error: CopyBatch::launch_on_host of a batch not made by on_host()");
-  if (!tasks_.empty()) launch_batch(HostExecSpace(), kernel_label("tessel::copy"), *this, element_size);
+void CopyBatch::run(HostExecSpace const& host, std::size_t element_size) {
+  if (!tasks_.empty()) launch_batch(host, kernel_label("tessel::copy"), *this, element_size);
   clear();
 }
 
@@ -210,12 +218,12 @@ void fill_bytes(Device const& d, std::byte* dst, std::size_t n, std::byte value)
   });
 }
 
-void copy_region_on_host(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
-                         Box const& region, std::size_t element_size) {
-  CopyBatch batch = CopyBatch::on_host();
+void copy_region(HostExecSpace const& host, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
+                 Box const& region, std::size_t element_size) {
+  CopyBatch batch;
   std::byte* dsts[] = {dst};
   batch.add(src, src_box, dst_box, region, dsts);
-  batch.launch_on_host(element_size);
+  batch.run(host, element_size);
 }
 
 }  // namespace tessel::detail

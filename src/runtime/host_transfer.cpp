@@ -39,7 +39,7 @@ void shard_to_host(ShardBuffer const& shard, Box const& region, std::byte* host,
   if (region.empty()) return;
   fence_device(device(shard.device));  // the shard's writers
   auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), shard.bytes);
-  copy_region_on_host(mirror.data(), shard.index, host, host_box, region, element);
+  copy_region(HostExecSpace(), mirror.data(), shard.index, host, host_box, region, element);
   HostExecSpace().fence();
 }
 
@@ -51,7 +51,7 @@ void host_to_shard(std::byte const* host, Box const& host_box, ShardBuffer const
   fence_device(holder);  // the shard's readers and writers (a new shard's: the pool's waits for its last users)
   auto mirror = Kokkos::create_mirror_view(Kokkos::WithoutInitializing, Kokkos::HostSpace(), shard.bytes);
   if (!(region == shard.index)) Kokkos::deep_copy(mirror, shard.bytes);  // the rest of the shard stays
-  copy_region_on_host(host, host_box, mirror.data(), shard.index, region, element);
+  copy_region(HostExecSpace(), host, host_box, mirror.data(), shard.index, region, element);
   HostExecSpace().fence();
   if (mirror.data() != shard.bytes.data()) {
     Kokkos::deep_copy(exec, shard.bytes, mirror);
@@ -85,13 +85,13 @@ void fill_from_host(TensorImpl& t, std::byte const* src, Box const& box) {
   auto first = first_holders(t, true);
   std::size_t const element = size_of(t.dtype);
   StagedBlocks const staged = host_mirrors(t, first);
-  CopyBatch pack = CopyBatch::on_host();
+  CopyBatch pack;
   for (auto const& [s, mirror] : staged) {
     std::byte* dsts[] = {mirror.data()};
     pack.add(src, box, s->index, s->index, dsts);
   }
   fence_holders(t);  // (a new tensor's memory may be a freed one's that queued work still reads)
-  pack.launch_on_host(element);
+  pack.run(HostExecSpace(), element);
   HostExecSpace().fence();
   bool copied = false;
   for (auto const& [s, mirror] : staged)
@@ -164,7 +164,7 @@ void copy_to_host(TensorImpl const& source, void* out, std::size_t count, DType 
   Box const whole = Box::whole(source.shape);
   std::byte* dsts[] = {static_cast<std::byte*>(out)};
   StagedBlocks const staged = host_mirrors(source, first);
-  CopyBatch unpack = CopyBatch::on_host();
+  CopyBatch unpack;
   for (auto const& [s, mirror] : staged) unpack.add(mirror.data(), s->index, whole, s->index, dsts);
   fence_holders(source);  // the shards' writers
   bool copied = false;
@@ -174,7 +174,7 @@ void copy_to_host(TensorImpl const& source, void* out, std::size_t count, DType 
       copied = true;
     }
   if (copied) fence_holders(source);  // the staging copies
-  unpack.launch_on_host(size_of(dtype));
+  unpack.run(HostExecSpace(), size_of(dtype));
   HostExecSpace().fence();
 }
 

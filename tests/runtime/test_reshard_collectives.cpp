@@ -6,7 +6,7 @@
 #include "support/data.hpp"
 #include "support/meshes.hpp"
 #include "tessel/runtime/reshard.hpp"
-#include "tessel/runtime/backend/kernel_traits.hpp"
+#include "tessel/runtime/backend/copy_shape.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace tessel;
@@ -91,10 +91,11 @@ TEST_CASE("each reshard kind runs as its collective and keeps the values", "[run
 
 TEST_CASE("reshards and all-reduces too large for the cache (non-temporal stores) keep every bit",
           "[runtime][reshard][collectives]") {
-  // Outputs this large take the streaming stores where the backend has them (backend::streams:
+  // Outputs this large take the streaming stores where the copy shape has them (copies_on::streams:
   // 32 MB in all on a host); rows of 1025 floats per block leave every run's start and end off the
   // vector alignment.
-  REQUIRE((backend::streams(1024 * 8200 * sizeof(float)) || !backend::streams(~std::size_t{0})));
+  using Copies = backend::copies_on<ExecSpace>;
+  REQUIRE((Copies::streams(1024 * 8200 * sizeof(float)) || !Copies::streams(~std::size_t{0})));
   Shape shape{1024, 8200};
   for (auto const& mesh : {make_mesh({8}, {"x"}), make_mesh({2, 4}, {"a", "b"})}) {
     PartitionSpec rows = mesh.axes().num_axes() == 1 ? P("x", None) : P("a", "b");

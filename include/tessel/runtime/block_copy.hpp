@@ -14,20 +14,22 @@
 namespace tessel::detail {
 
 // Box copies enqueued together. Each source region goes to one or more destinations that share one
-// layout. Work items follow the backend's copy shape (backend::copy_chunk): a host thread copies a
-// chunk (several short runs at a time), a GPU thread one element; a batch made by on_host() takes
-// the host's shape on any backend.
+// layout. Work items follow the copy shape of the execution space that runs them, chosen by its
+// type (backend/copy_shape.hpp): a host thread copies a chunk (several short runs at a time), a GPU
+// thread one element; so a GPU build's batch of host buffers, run on the host's space, takes the
+// host's shape.
 class CopyBatch {
  public:
-  // One source region copied to `num_dst` destinations that share one layout.
+  // One source region copied to `num_dst` destinations that share one layout; cut into work items
+  // when it is launched, for the space that runs it.
   struct Task {
     RunPlan plan;
     std::byte const* src;
     int first_dst, num_dst;
-    std::int64_t chunk;          // elements a work item copies of a long run
-    std::int64_t chunks;         // work items per run (long runs), or 1
-    std::int64_t runs_per_item;  // runs per work item (short runs), or 1
-    std::int64_t first_item;     // work items of the tasks before this one
+    std::int64_t chunk = 0;          // elements a work item copies of a long run
+    std::int64_t chunks = 0;         // work items per run (long runs), or 1
+    std::int64_t runs_per_item = 0;  // runs per work item (short runs), or 1
+    std::int64_t first_item = 0;     // work items of the tasks before this one
   };
 
   // Copies `region` (global coordinates, inside both boxes) from src, which holds src_box, into
@@ -39,15 +41,9 @@ class CopyBatch {
   // reads a destination elsewhere waits for d first. Moves bits as unsigned words of the element
   // size (1, 2, 4, 8).
   void launch(Device const& d, std::size_t element_size);
-  // A batch for launch_on_host: its work items take the host's shape (a chunk of a run) whatever
-  // the backend, since a GPU build's one element per item costs a host thread 100x.
-  static CopyBatch on_host() {
-    CopyBatch b;
-    b.host_ = true;
-    return b;
-  }
-  // The same on the host's execution space, for host buffers (a batch made by on_host()).
-  void launch_on_host(std::size_t element_size);
+  // Runs the copies now, on the host's execution space, for host buffers (packing before a
+  // host-to-device copy), and starts a new batch.
+  void run(HostExecSpace const& host, std::size_t element_size);
 
   // When the batch is part of a larger operation: the bytes that operation writes, which decide
   // whether the copies write around the caches (backend::streams); by default, the batch's own.
@@ -55,16 +51,13 @@ class CopyBatch {
 
   [[nodiscard]] std::span<Task const> tasks() const { return tasks_; }
   [[nodiscard]] std::span<std::byte* const> destinations() const { return dsts_; }
-  [[nodiscard]] std::int64_t items() const { return items_; }
   [[nodiscard]] std::size_t operation_bytes() const { return operation_bytes_; }
   void clear();
 
  private:
   std::vector<Task> tasks_;
   std::vector<std::byte*> dsts_;
-  std::int64_t items_ = 0;
   std::size_t operation_bytes_ = 0;
-  bool host_ = false;
 };
 
 // Copies `region` (global coordinates, inside both src_box and dst_box) from src, which holds
@@ -76,8 +69,8 @@ void copy_region(Device const& d, std::byte const* src, Box const& src_box, std:
 void copy_bytes(Device const& d, std::byte* dst, std::byte const* src, std::size_t n);
 // Sets `n` bytes at dst, on device d (in its order, as copy_region).
 void fill_bytes(Device const& d, std::byte* dst, std::size_t n, std::byte value);
-// The same on the host's execution space, for host buffers (packing before a host-to-GPU copy).
-void copy_region_on_host(std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
-                         Box const& region, std::size_t element_size);
+// The same, run now on the host's execution space, for host buffers (packing before a host-to-GPU copy).
+void copy_region(HostExecSpace const& host, std::byte const* src, Box const& src_box, std::byte* dst, Box const& dst_box,
+                 Box const& region, std::size_t element_size);
 
 }  // namespace tessel::detail

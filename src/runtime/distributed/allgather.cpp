@@ -38,7 +38,7 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
     if (s.addressable) {
       // One host mirror serves the local copy and the sends (the devices were fenced above).
       auto const& mirror = sent.emplace_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.bytes));
-      copy_region_on_host(mirror.data(), s.index, dst, whole, s.index, element);
+      copy_region(HostExecSpace(), mirror.data(), s.index, dst, whole, s.index, element);
       for (int q = 0; q < distributed::process_count(); ++q)
         if (q != me) exchange.send(q, mirror.data(), bytes);
     } else {
@@ -47,7 +47,7 @@ void process_allgather(TensorImpl const& source, void* out, std::size_t count) {
     }
   }
   exchange.wait();
-  for (auto const& a : arrivals) copy_region_on_host(a.bytes.data(), a.index, dst, whole, a.index, element);
+  for (auto const& a : arrivals) copy_region(HostExecSpace(), a.bytes.data(), a.index, dst, whole, a.index, element);
 }
 
 }  // namespace tessel::detail

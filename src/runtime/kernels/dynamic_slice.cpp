@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "box_starts.hpp"
+#include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -20,7 +21,7 @@ void slice_typed(KernelArgs const& k, TensorImpl const& in, TensorImpl& out) {
     BoxStarts const start = box_starts(k, full, n.shape, 1, pos);
     BlockStrides const o = block_strides(local), i = block_strides(in.shard_shape(pos));
     std::int64_t const post = rank > 0 ? local[static_cast<std::size_t>(rank - 1)] : 1;
-    std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
+    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
     std::int64_t const chunks = (post + chunk - 1) / chunk;
     std::int64_t const rows = local.num_elements() / post;
     T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());
@@ -34,7 +35,7 @@ void slice_typed(KernelArgs const& k, TensorImpl const& in, TensorImpl& out) {
                        from += (rest % o.extent[d] + start[d]) * i.stride[d];
                        rest /= o.extent[d];
                      }
-                     backend::copy_words(dst + row * post + begin, src + from + begin, end - begin, false);
+                     backend::copies_on<ExecSpace>::words(dst + row * post + begin, src + from + begin, end - begin, false);
                    });
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "box_starts.hpp"
+#include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/block_copy.hpp"
 #include "../local_device_ids.hpp"
 #include "tessel/runtime/device.hpp"
@@ -45,7 +46,7 @@ void update_typed(KernelArgs const& k, TensorImpl const& update, TensorImpl& out
       std::int64_t const offset = rank > 0 ? start[rank - 1] + shift[rank - 1] : 0;
       std::int64_t const lo = offset < 0 ? -offset : 0;
       std::int64_t const hi = last - offset < post ? last - offset : post;
-      if (lo < hi) backend::copy_words(dst + to + offset + lo, src + row * post + lo, hi - lo, false);
+      if (lo < hi) backend::copies_on<ExecSpace>::words(dst + to + offset + lo, src + row * post + lo, hi - lo, false);
     });
   }
 }

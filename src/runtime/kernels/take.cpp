@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "tessel/core/error.hpp"
-#include "tessel/runtime/backend/kernel_traits.hpp"
+#include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/launch.hpp"
 
@@ -42,9 +42,9 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
     auto const* idx = reinterpret_cast<I const*>(indices.shards[pos].bytes.data());
     T* dst = reinterpret_cast<T*>(out.shards[pos].bytes.data());
     std::int64_t const count = pre * m * post;
-    // A work item copies a run of one slice (the backend's copy_chunk: a whole slice on hosts, a
+    // A work item copies a run of one slice (the copy shape's chunk: a whole slice on hosts, a
     // contiguous loop; one element on GPUs, neighbouring threads on neighbouring elements).
-    std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
+    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
     std::int64_t const chunks = chunk > 0 ? (post + chunk - 1) / chunk : 0;
     for_each_index(device(out.shards[pos].device), label, pre * m * chunks, count, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;
@@ -54,7 +54,7 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
       if (r < 0) r += n;
       T* d = dst + row * post;
       if (r >= lo && r < hi) {
-        backend::copy_words(d + begin, src + (pr * len + (r - lo)) * post + begin, end - begin, false);
+        backend::copies_on<ExecSpace>::words(d + begin, src + (pr * len + (r - lo)) * post + begin, end - begin, false);
       } else {
         T const v = (r < 0 || r >= n) && !filled_later ? fill : elsewhere;
         for (std::int64_t po = begin; po < end; ++po) d[po] = v;
@@ -98,7 +98,7 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
     }
     auto const* idx = reinterpret_cast<I const*>(is.bytes.data());
     T* dst = reinterpret_cast<T*>(os.bytes.data());
-    std::int64_t const chunk = post < backend::copy_chunk ? post : backend::copy_chunk;
+    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
     std::int64_t const chunks = (post + chunk - 1) / chunk;
     for_each_index(device(os.device), label, pre * m * chunks, pre * m * post, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;

@@ -2,10 +2,11 @@
 // The kernel shapes and memory hints of this build's backend, from its folder: backend/host/ for
 // CPU backends; backend/gpu/ for GPU backends, and for CPU builds compiled with
 // TESSEL_DEVICE_SHAPED_KERNELS, which run the device shapes on a CPU so that CI tests their logic.
-// Generic runtime code reads the capabilities these headers define (`backend::copy_chunk`,
+// Generic runtime code reads the capabilities these headers define (`backend::combine_tile`,
 // `backend::row_memo_slots`, `backend::reduce_in_vectors`, ...) and never which backend it runs
 // on: this is the one header that asks, and TESSEL_DEVICE_SHAPES says what it chose to the other
-// selectors (backend/launch_shapes.hpp).
+// selectors (backend/launch_shapes.hpp). Copies are shaped by the execution space's type instead
+// (backend/copy_shape.hpp), so that one build copies in both shapes.
 #include <Kokkos_Core.hpp>
 
 // Kernels compiled for a GPU, or for a host CPU.

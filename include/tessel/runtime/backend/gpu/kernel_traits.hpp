@@ -15,7 +15,6 @@ inline constexpr bool one_kernel_for_all_devices = false;
 // Every kernel is launched, however small.
 inline constexpr std::int64_t inline_kernel_work = 0;
 inline constexpr std::int64_t combine_tile = 1;
-inline constexpr std::int64_t copy_chunk = 1;
 
 // One instantiation per region on a GPU: a GPU thread gains nothing from unit-stride or all-fused
 // rows compiled apart, and every instantiation is a kernel for nvcc to compile. A CPU build of these
@@ -32,21 +31,6 @@ inline constexpr bool memoizes_rows = false;
 
 KOKKOS_FORCEINLINE_FUNCTION void prefetch(void const*) {}
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_for_write(void const*) {}
-
-constexpr bool streams(std::size_t) { return false; }
-
-template <class W>
-KOKKOS_FORCEINLINE_FUNCTION void copy_words(W* KOKKOS_RESTRICT dst, W const* KOKKOS_RESTRICT src, std::int64_t len,
-                                            bool) {
-  for (std::int64_t e = 0; e < len; ++e) dst[e] = src[e];
-}
-
-template <class W>
-KOKKOS_FORCEINLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src, std::int64_t len, bool stream) {
-  for (int i = 0; i < 4; ++i) copy_words(dst[i], src[i], len, stream);
-}
-
-KOKKOS_FORCEINLINE_FUNCTION void copies_done(bool) {}
 
 // No row memo: a GPU's rows begin in many threads at once, with no per-thread place to leave a
 // value between them (each reduction computes its own).

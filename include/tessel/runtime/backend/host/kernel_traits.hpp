@@ -1,15 +1,11 @@
 #pragma once
 // Host backends: every logical device shares the host's thread pool, a work item is a chunk of
 // contiguous elements that one core's vector units go through, and the memory system takes hints
-// (prefetches, non-temporal stores for outputs larger than the caches).
+// (prefetches; copies' non-temporal stores are their copy shape's, backend/host/copy_shape.hpp).
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include <Kokkos_Core.hpp>
-
-#include "tessel/runtime/backend/host/stream_copy.hpp"
-#include "tessel/runtime/run_plan.hpp"
 
 namespace tessel::backend {
 
@@ -20,8 +16,6 @@ inline constexpr bool one_kernel_for_all_devices = true;
 inline constexpr std::int64_t inline_kernel_work = 1 << 14;
 // Elements a collective's work item combines in a local buffer, so that loops over members vectorize.
 inline constexpr std::int64_t combine_tile = 4096;
-// Elements a copy's work item moves (read once from cache for every destination).
-inline constexpr std::int64_t copy_chunk = detail::run_chunk;
 
 // Kernels are instantiated apart for rows that every leaf walks with stride 1 and for regions
 // whose reductions are all row-fused: those loops then vectorize.
@@ -34,40 +28,6 @@ inline constexpr bool memoizes_rows = true;
 
 KOKKOS_FORCEINLINE_FUNCTION void prefetch(void const* p) { __builtin_prefetch(p); }
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_for_write(void const* p) { __builtin_prefetch(p, 1); }
-
-// Whether copies with this many output bytes (all destinations together) write around the caches.
-constexpr bool streams(std::size_t output_bytes) { return output_bytes >= detail::stream_output_bytes; }
-
-// dst[0, len) = src[0, len); with non-temporal stores when `stream` (then copies_done() follows).
-template <class W>
-KOKKOS_FORCEINLINE_FUNCTION void copy_words(W* KOKKOS_RESTRICT dst, W const* KOKKOS_RESTRICT src, std::int64_t len,
-                                            bool stream) {
-  if (stream) {
-    detail::stream_copy(dst, src, len);
-    return;
-  }
-  for (std::int64_t e = 0; e < len; ++e) dst[e] = src[e];
-}
-
-// Four runs copied together, in interleaved 256-byte blocks (fixed-size copies the compiler
-// inlines as vector moves), so that the four streams are in flight at once; a plain loop would be
-// turned into four library calls, one run after the other.
-template <class W>
-KOKKOS_FORCEINLINE_FUNCTION void copy_words_4(W* const* dst, W const* const* src, std::int64_t len, bool stream) {
-  constexpr std::int64_t block = 256 / sizeof(W);
-  std::int64_t e = 0;
-  for (; e + block <= len; e += block)
-    for (int i = 0; i < 4; ++i) {
-      if (stream) detail::stream_copy(dst[i] + e, src[i] + e, block);
-      else std::memcpy(dst[i] + e, src[i] + e, block * sizeof(W));
-    }
-  for (int i = 0; i < 4; ++i) copy_words(dst[i] + e, src[i] + e, len - e, stream);
-}
-
-// After a work item's last streamed store: those stores are weakly ordered.
-KOKKOS_FORCEINLINE_FUNCTION void copies_done(bool stream) {
-  if (stream) detail::stream_fence();
-}
 
 }  // namespace tessel::backend
 
