@@ -100,9 +100,9 @@ void launch_items(Exec const& exec, char const* label, Tables const& tables, int
       KOKKOS_LAMBDA(std::int64_t item) { copy_item<W, Copies>(tables, num_tasks, item, stream); });
 }
 
-// The batch's tasks cut into work items of `chunk` elements (the copy shape of the space they run
-// on): long runs in chunks, short runs several to an item. Returns the number of items.
-std::int64_t cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
+// The batch's tasks cut into work items of `chunk` elements (the copy shape of the space that will
+// run them): long runs in chunks, short runs several to an item. Done when the batch is launched.
+void cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
   std::int64_t items = 0;
   for (Task& t : tasks) {
     t.chunk = chunk;
@@ -111,7 +111,12 @@ std::int64_t cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
     t.first_item = items;
     items += t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks;
   }
-  return items;
+}
+
+// The work items of tasks cut by cut_into_items.
+std::int64_t items_of(std::span<Task const> tasks) {
+  Task const& t = tasks.back();
+  return t.first_item + (t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks);
 }
 
 template <class T, class Exec, class S>
@@ -128,8 +133,10 @@ Kokkos::View<T*, typename Exec::memory_space> table(Exec const& exec, std::span<
 
 template <class W, class Exec>
 void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
-  std::vector<Task> tasks(batch.tasks().begin(), batch.tasks().end());
-  std::int64_t const items = cut_into_items(tasks, backend::copies_on<Exec>::chunk);
+  auto tasks = batch.tasks();
+  if (tasks.front().chunk != backend::copies_on<Exec>::chunk)
+    Kokkos::abort("tessel::CopyBatch: internal error: a batch cut into work items for another execution space");
+  std::int64_t const items = items_of(tasks);
   auto dsts = batch.destinations();
   std::int64_t elements = 0;  // written, all destinations together
   for (auto const& t : tasks) elements += t.plan.runs * t.plan.run_length * t.num_dst;
@@ -146,7 +153,7 @@ void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
     if (capture_number() != 0)
       return break_capture(std::format("a copy of {} regions into {} buffers (its tables go through host memory)",
                                        tasks.size(), dsts.size()));
-    ViewTables<typename Exec::memory_space> t{table<Task>(exec, std::span<Task const>(tasks)), table<DstPtr>(exec, dsts)};
+    ViewTables<typename Exec::memory_space> t{table<Task>(exec, tasks), table<DstPtr>(exec, dsts)};
     launch_items<W>(exec, label, t, n, items, elements, stream);
   }
 }
@@ -182,6 +189,7 @@ void CopyBatch::clear() {
 
 void CopyBatch::launch(Device const& d, std::size_t element_size) {
   if (tasks_.empty()) return clear();
+  cut_into_items(tasks_, backend::copies_on<ExecSpace>::chunk);
   CopyBatch batch;  // (the queued work keeps the tables; this one starts a new batch)
   std::swap(batch, *this);
   enqueue(d, kernel_label("tessel::copy"), [batch = std::move(batch), element_size](ExecSpace const& exec, char const* name) {
@@ -190,7 +198,10 @@ void CopyBatch::launch(Device const& d, std::size_t element_size) {
 }
 
 void CopyBatch::run(HostExecSpace const& host, std::size_t element_size) {
-  if (!tasks_.empty()) launch_batch(host, kernel_label("tessel::copy"), *this, element_size);
+  if (!tasks_.empty()) {
+    cut_into_items(tasks_, backend::copies_on<HostExecSpace>::chunk);
+    launch_batch(host, kernel_label("tessel::copy"), *this, element_size);
+  }
   clear();
 }
 
