@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <mutex>
 
-#include "tessel/runtime/backend/gemm_batch.hpp"
-
 namespace tessel::detail {
 namespace {
 
@@ -34,7 +32,6 @@ bool take_donation(TensorImpl const& t) {
   auto it = std::find_if(d.tensors.begin(), d.tensors.end(), [&](auto const& w) { return w.lock().get() == &t; });
   if (it == d.tensors.end()) return false;
   d.tensors.erase(it);
-  for (auto const& shard : t.shards) forget_prepacked(shard.memory);  // its buffers are written next
   return true;
 }
 

@@ -23,7 +23,6 @@
 #include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
-#include "tessel/runtime/capture.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -197,8 +196,7 @@ F32Gemm f32_gemm_from_environment() {
 // temporary in GEMM order, and a result of another dtype than Out is written into an Out temporary
 // that is rounded into it (jnp.dot of bfloat16 accumulates in float and rounds once).
 template <class T, class In = T, class Out = T>
-void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out,
-                     bool rhs_fixed = false) {
+void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
   DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
   // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
   // split makes the last devices' blocks short, or empty).
@@ -270,16 +268,10 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
     };
     In const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
     In const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
-    // A fixed rhs read in place may be kept prepacked by the GEMM (not while a graph is captured:
-    // its replays write their buffers again).
-    bool const keepable = std::is_same_v<In, float> && rhs_fixed && capture_number() == 0 &&
-                          reinterpret_cast<std::byte const*>(b) == rhs.shards[pos].bytes.data();
-    for (std::int64_t i = 0; i < batch; ++i) {
+    for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(GemmCall<In, Out>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                                   rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
                                   lb, out.shards[pos].device});
-      if (keepable) gemms.back().b_buffer = rhs.shards[pos].memory;
-    }
     largest = std::max(largest, m * n * k);
   }
   run_gemms(std::span<GemmCall<In, Out> const>(gemms), largest);
@@ -301,7 +293,7 @@ void half_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims,
 
 }  // namespace
 
-void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out, bool rhs_fixed) {
+void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
   // The GEMM runs in float64 for a float64 result, else in float32 (mixed operands are
   // converted to it).
   if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
@@ -315,7 +307,7 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
     if (lhs.dtype == DType::bfloat16) half_dot<bfloat16>(lhs, rhs, dims, out);
     else half_dot<float16>(lhs, rhs, dims, out);
   } else {
-    local_dot_typed<float>(lhs, rhs, dims, out, rhs_fixed);
+    local_dot_typed<float>(lhs, rhs, dims, out);
   }
 }
 

@@ -99,53 +99,6 @@ TEST_CASE("float32 GEMMs agree whichever library runs them, on either schedule",
   }
 }
 
-TEST_CASE("a weight kept prepacked gives the unpacked GEMM's bits, and is packed again when its buffer is rewritten",
-          "[expr][dot][blas]") {
-  using detail::F32Gemm;
-  struct Restore {
-    F32Gemm library = detail::f32_gemm();
-    bool packs = detail::prepacked_weights();
-    ~Restore() {
-      detail::set_f32_gemm(library);
-      detail::set_prepacked_weights(packs);
-    }
-  } restore;
-  // oneDNN runs every float32 GEMM, so the weights are kept where its kernels block them (AVX-512;
-  // its AVX2 kernels read them as they are, and nothing is kept).
-  detail::set_f32_gemm(F32Gemm::onednn);
-  int const m = 256, k = 96, n = 160;
-  auto values = [](std::int64_t count, unsigned seed) { return test::scattered_values<float>(count, seed, 0); };
-  // One device, and weights split over both axes of 2-D meshes (the contraction over dp, then an
-  // all-reduce): no replicas share a weight's buffer, so a donation is written in place.
-  for (auto const& mesh : {make_mesh({1}, {"x"}, {0}), make_mesh({2, 4}, {"dp", "mp"}), make_mesh({4, 2}, {"mp", "dp"})}) {
-    bool const one = mesh.axes().num_axes() == 1;
-    NamedSharding const rows(mesh, one ? P() : P(None, "dp")), cols(mesh, one ? P() : P("dp", "mp"));
-    INFO(to_string(mesh));
-    auto x = device_put(values(m * k, 7), Shape{m, k}, rows);
-    auto product = [&](Tensor<float> const& w) { return Tensor<float>(x.matmul(w)).to_host(); };
-    auto unpacked = [&](Tensor<float> const& w) {
-      detail::set_prepacked_weights(false);
-      auto y = product(w);
-      detail::set_prepacked_weights(true);
-      return y;
-    };
-    auto w = device_put(values(k * n, 8), Shape{k, n}, cols);
-    auto const want = unpacked(w);
-    require_close(want, host_matmul(x.to_host(), w.to_host(), m, k, n));
-    CHECK(test::bitwise_equal(product(w), want));  // packs w
-    CHECK(test::bitwise_equal(product(w), want));  // reads the packed copy
-    // Another weight in the same buffers (the pool gives them out again) is packed anew.
-    w = Tensor<float>();
-    auto other = device_put(values(k * n, 9), Shape{k, n}, cols);
-    CHECK(test::bitwise_equal(product(other), unpacked(other)));
-    // A donated weight written in place: its buffers keep their address and change their values.
-    auto update = device_put(values(8 * n, 10), Shape{8, n}, NamedSharding(mesh, one ? P() : P(None, "mp")));
-    Tensor<float> written = eval(lax::dynamic_update_slice_in_dim(donate(other), update, 16, 0));
-    CHECK(test::bitwise_equal(product(written), unpacked(written)));
-    CHECK(test::bitwise_equal(product(written), unpacked(written)));
-  }
-}
-
 TEST_CASE("GSPMD's canonical dot cases get the expected collectives", "[expr][dot][plan]") {
   auto mesh = make_mesh({2, 4}, {"a", "b"});
   auto s = [&](PartitionSpec p) { return NamedSharding(mesh, p); };

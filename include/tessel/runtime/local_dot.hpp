@@ -9,10 +9,7 @@ namespace tessel::detail {
 
 // out's shards (tiled as the plan's partial sharding) = lhs block x rhs block on each device;
 // lhs, rhs and out are on the same mesh, tiled consistently with the dimension numbers.
-// rhs_fixed: rhs is an argument of the plan (a weight), whose buffers nothing writes while they
-// live but a donation, so a host GEMM may keep its blocks prepacked (set_prepacked_weights).
-void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out,
-               bool rhs_fixed = false);
+void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out);
 
 // How local_dot runs the devices' GEMMs on a host backend, where all logical devices share the
 // host's cores (GPU backends run each device's GEMM on its own stream regardless).
@@ -58,12 +55,5 @@ struct BlasInfo {
   int f32_vector_bits = 0;
 };
 BlasInfo blas_info();
-
-// Whether float32 GEMMs on oneDNN keep a fixed rhs (local_dot's rhs_fixed) in oneDNN's blocked
-// layout between calls, instead of packing it in every call (src/runtime/backend/host/gemm_f32.cpp):
-// set_prepacked_weights's choice, else TESSEL_PREPACKED_WEIGHTS (0 or off: no; read once), else yes.
-// The copies are host memory outside the pool. For benchmarks and tests.
-void set_prepacked_weights(bool on);
-bool prepacked_weights();
 
 }  // namespace tessel::detail

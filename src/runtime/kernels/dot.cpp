@@ -2,7 +2,6 @@
 // leaving the partial products the plan's all-reduce or reduce-scatter (if any) completes (in
 // float32 for a 16-bit result: the executor rounds them once after it).
 #include "kernel.hpp"
-#include "tessel/runtime/donate.hpp"
 #include "tessel/runtime/local_dot.hpp"
 
 namespace tessel::detail {
@@ -16,12 +15,7 @@ void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state)
   DType dtype = dtype_named(k.node().dtype);
   if (k.node_plan().collective && (dtype == DType::bfloat16 || dtype == DType::float16)) dtype = DType::float32;
   auto partial = TensorImpl::allocate(k.node().shape, dtype, *k.node_plan().partial);
-  // The rhs is fixed when its slot holds an argument as the caller passed it (not resharded, not
-  // donated): the GEMM may then keep it prepacked for the next call (local_dot's rhs_fixed).
-  auto const slot = static_cast<std::size_t>(step.operands[1]);
-  bool const argument = slot < plan.graph.size() && plan.graph[slot].kind == NodeKind::tensor &&
-                        !plan.nodes[slot].reshard && !is_donated(*k.operand(1));
-  local_dot(*k.operand(0), *k.operand(1), k.node().dot, *partial, argument);
+  local_dot(*k.operand(0), *k.operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
 }
 

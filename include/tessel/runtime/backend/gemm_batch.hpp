@@ -5,7 +5,6 @@
 // instance's stream (src/runtime/backend/gpu/). local_dot describes the GEMMs; the backend runs them.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 
@@ -31,15 +30,7 @@ struct GemmCall {
   std::int64_t m, n, k;
   MatrixLayout la, lb;
   int device;
-  // b's buffer, where b is read in place from an argument of the plan (local_dot): nothing writes
-  // it while the buffer lives, but a donation (forget_prepacked). A host GEMM may then keep b in
-  // its BLAS's own blocked layout for the next call that reads it (gemm_f32.cpp). Empty otherwise.
-  std::weak_ptr<std::byte> b_buffer{};
 };
-
-// A buffer that will be written in place (a donated tensor's, runtime/donate.hpp): GEMMs drop any
-// copy of it they keep.
-void forget_prepacked(std::shared_ptr<std::byte> const& buffer);
 
 // Runs the calls, each on its device; `largest` is the largest call's m * n * k. In the devices'
 // order (runtime/stream.hpp): each call after the work queued on its device so far, and the

@@ -115,7 +115,6 @@ void run(std::span<GemmCall<T, C> const> calls) {
 }  // namespace
 
 void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t) { run(calls); }
-void forget_prepacked(std::shared_ptr<std::byte> const&) {}  // (cuBLAS and hipBLAS read b as it is)
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t) { run(calls); }
 bool runs_16bit_gemms(DType operands) noexcept { return operands == DType::bfloat16 || operands == DType::float16; }
 void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t) { run(calls); }

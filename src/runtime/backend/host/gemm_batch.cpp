@@ -82,7 +82,6 @@ void run_gemms(std::span<GemmCall<float> const> calls, std::int64_t largest) {
 void run_gemms(std::span<GemmCall<double> const> calls, std::int64_t largest) {
   enqueue_gemms(calls, [largest](std::span<GemmCall<double> const> c) { run(c, largest); });
 }
-void forget_prepacked(std::shared_ptr<std::byte> const& buffer) { onednn_forget_prepacked(buffer); }
 
 BlasInfo blas_info() {
   BlasInfo info;
@@ -114,7 +113,7 @@ BlasInfo blas_info() {
   }
   if (info.threading == "sequential") info.threads = 1;
   info.half_gemms = half_gemm_info();
-  info.f32_gemms = f32_gemm_info() + (prepacked_weights() ? "; oneDNN keeps fixed weights prepacked" : "");
+  info.f32_gemms = f32_gemm_info();
   info.f32_vector_bits = f32_gemm_vector_bits();
   return info;
 }

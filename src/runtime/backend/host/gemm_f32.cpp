@@ -18,15 +18,6 @@
 // at 256 bits every GEMM stays on OpenBLAS, whose bits for that case are the whole GEMM's.
 // TESSEL_F32_GEMM=onednn / openblas forces one library.
 //
-// Prepacked weights: a GEMM of more than 64 rows whose b is an argument of the plan read in place
-// (GemmCall::b_buffer: a weight, unchanged while its buffer lives) keeps b reordered into
-// oneDNN's blocked layout, made on its first call and reused by the next ones while the buffer
-// lives (a donation drops it first: forget_prepacked). oneDNN otherwise packs b again in every
-// call: on a 2-core AVX-512 Xeon 256 x 512 . 512 x 1536 ran 1.23-1.40x faster prepacked, 256 x 512
-// . 512 x 512 1.10-1.14x (scratch check, 1 and 2 threads), with the same bits as unpacked on every
-// shape tried (13, llama's and GPT-2's). The copies live outside the pool: the memory analysis
-// does not count them (set_prepacked_weights(false) or TESSEL_PREPACKED_WEIGHTS=0 turns them off).
-//
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
 // a parallel region (devices_in_parallel) on its caller alone. A GEMM of at most 64 rows runs as
 // column blocks fixed by its shape, one thread each (onednn_sgemm_by_columns), so that its bits do
@@ -49,16 +40,12 @@
 #if defined(TESSEL_HAVE_ONEDNN)
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <format>
-#include <string_view>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <tuple>
 #include <unordered_map>
 #endif
@@ -106,21 +93,13 @@ struct Primitive {
   dnnl::matmul matmul;
   dnnl::memory::desc a, b, c, scratchpad;
 };
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t, std::int64_t, bool>;
+using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t, std::int64_t>;
 constexpr std::size_t max_primitives = 1024;
-
-// A weight in oneDNN's blocked layout, and the buffer it was packed from (its owner, by identity).
-struct Packed {
-  std::weak_ptr<std::byte> buffer;
-  dnnl::memory memory;
-};
-using PackKey = std::tuple<float const*, std::int64_t, std::int64_t, bool, std::int64_t>;
 
 struct Cache {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::mutex mutex;
   std::map<Key, std::shared_ptr<Primitive const>> primitives;
-  std::map<PackKey, Packed> packed;
 };
 
 Cache& cache() {
@@ -132,11 +111,10 @@ dnnl::memory::dims strides(MatrixLayout const& l) {
   return l.transposed ? dnnl::memory::dims{1, l.ld} : dnnl::memory::dims{l.ld, 1};
 }
 
-// ldc: the row stride of the result (g.n, or more for a block of columns). packed: b in the blocked
-// layout oneDNN prefers (the primitive's `b`), made by prepacked().
-std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_t ldc, bool packed = false) {
+// ldc: the row stride of the result (g.n, or more for a block of columns).
+std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_t ldc) {
   auto& c = cache();
-  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld, ldc, packed};
+  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld, ldc};
   std::lock_guard lock(c.mutex);
   if (auto at = c.primitives.find(key); at != c.primitives.end()) return at->second;
   // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
@@ -144,14 +122,12 @@ std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_
   std::shared_ptr<Primitive const> made;
   try {
     constexpr auto f32 = dnnl::memory::data_type::f32;
-    dnnl::memory::desc const a({g.m, g.k}, f32, strides(g.la)),
-        b = packed ? dnnl::memory::desc({g.k, g.n}, f32, dnnl::memory::format_tag::any)
-                   : dnnl::memory::desc({g.k, g.n}, f32, strides(g.lb)),
+    dnnl::memory::desc const a({g.m, g.k}, f32, strides(g.la)), b({g.k, g.n}, f32, strides(g.lb)),
         out({g.m, g.n}, f32, dnnl::memory::dims{ldc, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::matmul::primitive_desc const pd(c.engine, a, b, out, attr);
-    made = std::make_shared<Primitive const>(Primitive{dnnl::matmul(pd), a, packed ? pd.weights_desc() : b, out, pd.scratchpad_desc()});
+    made = std::make_shared<Primitive const>(Primitive{dnnl::matmul(pd), a, b, out, pd.scratchpad_desc()});
   } catch (dnnl::error const&) {
     // No matmul for this layout: OpenBLAS runs it (remembered as null).
   }
@@ -224,15 +200,10 @@ class OneThread {
   [[maybe_unused]] int threads_ = 0;
 };
 
-ThreadState& thread_state() {
-  thread_local ThreadState t;
-  return t;
-}
-
 // Runs primitive p on the calling thread's stream: a of g, b's block from `b`, the result's block
 // into `c`.
 void execute(std::shared_ptr<Primitive const> const& p, float const* a, float const* b, float* c) {
-  ThreadState& t = thread_state();
+  thread_local ThreadState t;
   // The calling thread's memory objects of the last primitive it ran, their data handles reset:
   // creating them costs an allocation each, which tiny GEMMs feel.
   thread_local Primitive const* last = nullptr;
@@ -298,77 +269,10 @@ bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
   return true;
 }
 
-bool same_buffer(std::weak_ptr<std::byte> const& x, std::weak_ptr<std::byte> const& y) {
-  return !x.owner_before(y) && !y.owner_before(x);
-}
-
-// g's b in p's blocked layout: the copy made for b's buffer by an earlier call, else made now (and
-// kept while the buffer lives). A handle: the caller's keeps the copy alive while it runs, though
-// another thread replaced it meanwhile (replicas' devices share a weight's buffer). None where the
-// buffer is gone.
-std::optional<dnnl::memory> prepacked(GemmCall<float> const& g, Primitive const& p) {
-  auto& c = cache();
-  PackKey const key{g.b, g.k, g.n, g.lb.transposed, g.lb.ld};
-  {
-    std::lock_guard lock(c.mutex);
-    if (auto at = c.packed.find(key); at != c.packed.end() && same_buffer(at->second.buffer, g.b_buffer) &&
-                                      !at->second.buffer.expired() && at->second.memory.get_desc() == p.b)
-      return at->second.memory;
-  }
-  auto const owner = g.b_buffer.lock();  // (alive while it is packed)
-  if (!owner) return std::nullopt;
-  constexpr auto f32 = dnnl::memory::data_type::f32;
-  dnnl::memory plain({{g.k, g.n}, f32, strides(g.lb)}, c.engine, const_cast<float*>(g.b));
-  dnnl::memory blocked(p.b, c.engine);
-  ThreadState& t = thread_state();
-  dnnl::reorder(plain, blocked).execute(t.stream, plain, blocked);
-  t.stream.wait();
-  std::lock_guard lock(c.mutex);
-  std::erase_if(c.packed, [](auto const& e) { return e.second.buffer.expired(); });
-  c.packed.insert_or_assign(key, Packed{g.b_buffer, blocked});
-  return blocked;
-}
-
-std::atomic<int> chosen_prepacking{-1};
-
 }  // namespace
-
-void set_prepacked_weights(bool on) { chosen_prepacking.store(on ? 1 : 0); }
-
-bool prepacked_weights() {
-  int chosen = chosen_prepacking.load();
-  if (chosen < 0) {
-    static int const from_environment = [] {
-      char const* v = std::getenv("TESSEL_PREPACKED_WEIGHTS");
-      return v != nullptr && (std::string_view(v) == "0" || std::string_view(v) == "off") ? 0 : 1;
-    }();
-    chosen = from_environment;
-  }
-  return chosen == 1;
-}
-
-void onednn_forget_prepacked(std::shared_ptr<std::byte> const& buffer) {
-  if (!buffer) return;
-  auto& c = cache();
-  std::weak_ptr<std::byte> const gone = buffer;
-  std::lock_guard lock(c.mutex);
-  std::erase_if(c.packed, [&](auto const& e) { return same_buffer(e.second.buffer, gone) || e.second.buffer.expired(); });
-}
 
 bool onednn_sgemm(GemmCall<float> const& g) {
   if (g.m <= onednn_rows) return onednn_sgemm_by_columns(g);
-  // (where oneDNN keeps b as it is, as its AVX2 kernels do, there is nothing to keep)
-  if (!g.b_buffer.expired() && prepacked_weights())
-    if (auto p = primitive(g, g.n, true);
-        p && p->b != dnnl::memory::desc({g.k, g.n}, dnnl::memory::data_type::f32, strides(g.lb))) {
-      if (auto const b = prepacked(g, *p)) {
-#if defined(_OPENMP)
-        OneThread one(g.m * g.n * g.k <= one_thread_work && !omp_in_parallel());
-#endif
-        execute(p, g.a, static_cast<float const*>(b->get_data_handle()), g.c);
-        return true;
-      }
-    }
   auto p = primitive(g, g.n);
   if (!p) return false;
 #if defined(_OPENMP)
@@ -402,9 +306,6 @@ int f32_gemm_vector_bits() {
 
 #else
 
-void set_prepacked_weights(bool) {}
-bool prepacked_weights() { return false; }
-void onednn_forget_prepacked(std::shared_ptr<std::byte> const&) {}
 bool f32_gemm_by_onednn(std::int64_t, std::int64_t, std::int64_t) { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }

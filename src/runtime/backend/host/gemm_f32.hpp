@@ -15,8 +15,6 @@ bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k);
 // a parallel region, the caller alone inside one (as OpenBLAS's OpenMP build does). False, with
 // nothing written, where oneDNN has no matmul for it: the caller runs OpenBLAS instead.
 bool onednn_sgemm(GemmCall<float> const& g);
-// Drops the weights oneDNN keeps prepacked from `buffer` (it is about to be written in place).
-void onednn_forget_prepacked(std::shared_ptr<std::byte> const& buffer);
 // For blas_info: which library runs float32 GEMMs, by which rule, at which vector width; and the
 // width in bits of the one that runs large GEMMs.
 std::string f32_gemm_info();
