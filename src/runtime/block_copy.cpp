@@ -100,6 +100,11 @@ void launch_items(Exec const& exec, char const* label, Tables const& tables, int
       KOKKOS_LAMBDA(std::int64_t item) { copy_item<W, Copies>(tables, num_tasks, item, stream); });
 }
 
+// The work items of one task once cut: chunks of its long runs, or groups of its short runs.
+std::int64_t task_items(Task const& t) {
+  return t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks;
+}
+
 // The batch's tasks cut into work items of `chunk` elements (the copy shape of the space that will
 // run them): long runs in chunks, short runs several to an item. Done when the batch is launched.
 void cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
@@ -109,14 +114,8 @@ void cut_into_items(std::span<Task> tasks, std::int64_t chunk) {
     t.chunks = (t.plan.run_length + chunk - 1) / chunk;
     t.runs_per_item = t.chunks == 1 ? std::max<std::int64_t>(1, chunk / t.plan.run_length) : 1;
     t.first_item = items;
-    items += t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks;
+    items += task_items(t);
   }
-}
-
-// The work items of tasks cut by cut_into_items.
-std::int64_t items_of(std::span<Task const> tasks) {
-  Task const& t = tasks.back();
-  return t.first_item + (t.chunks == 1 ? (t.plan.runs + t.runs_per_item - 1) / t.runs_per_item : t.plan.runs * t.chunks);
 }
 
 template <class T, class Exec, class S>
@@ -136,7 +135,7 @@ void launch_words(Exec const& exec, char const* label, CopyBatch const& batch) {
   auto tasks = batch.tasks();
   if (tasks.front().chunk != backend::copies_on<Exec>::chunk)
     Kokkos::abort("tessel::CopyBatch: internal error: a batch cut into work items for another execution space");
-  std::int64_t const items = items_of(tasks);
+  std::int64_t const items = tasks.back().first_item + task_items(tasks.back());
   auto dsts = batch.destinations();
   std::int64_t elements = 0;  // written, all destinations together
   for (auto const& t : tasks) elements += t.plan.runs * t.plan.run_length * t.num_dst;

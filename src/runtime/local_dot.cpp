@@ -110,8 +110,8 @@ struct PermuteGeometry {
 // dst = src with dimensions reordered (dst dimension k is src dimension order[k]), converted to
 // the GEMM's type G on the way (16-bit floats are multiplied as floats). When the innermost
 // dimension stays innermost (attention's (b, h, s, d) -> (b, s, h, d)), its runs are contiguous in
-// both: a work item copies backend::copies_on<ExecSpace>::chunk elements of one run (a whole run on hosts, in a loop
-// the compiler vectorizes; one element on GPUs, neighbouring threads on neighbouring elements), and
+// both: a work item copies the copy shape's chunk of one run (a whole run on hosts, in a loop the
+// compiler vectorizes; one element on GPUs, neighbouring threads on neighbouring elements), and
 // splits its index into coordinates once per run instead of once per element.
 template <class T, class G = T>
 void permute(Device const& dev, T const* src, Shape const& shape, Order const& order, G* dst) {
@@ -128,7 +128,7 @@ void permute(Device const& dev, T const* src, Shape const& shape, Order const& o
   bool const keeps_inner = rank > 0 && order[static_cast<std::size_t>(rank - 1)] == rank - 1;
   g.outer = keeps_inner ? rank - 1 : rank;
   g.run = keeps_inner ? g.extent[rank - 1] : 1;
-  g.chunk = g.run < backend::copies_on<ExecSpace>::chunk ? g.run : backend::copies_on<ExecSpace>::chunk;
+  g.chunk = std::min(g.run, backend::copies_on<ExecSpace>::chunk);
   g.chunks = (g.run + g.chunk - 1) / g.chunk;
   enqueue(dev, kernel_label("tessel::transpose"), [g, n, src, dst](ExecSpace const& exec, char const* label) {
   Kokkos::parallel_for(

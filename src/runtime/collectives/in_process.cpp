@@ -94,7 +94,8 @@ void combine_runs(Device const& dev, Pointers<T const> src, Pointers<T> dst, det
                   std::int64_t item_begin, std::int64_t item_end) {
   if (item_end <= item_begin) return;
   std::int64_t chunks = (p.run_length + tile - 1) / tile;
-  bool const stream = backend::copies_on<ExecSpace>::streams(static_cast<std::size_t>(p.runs * p.run_length * dst.n) * sizeof(T));
+  using Copies = backend::copies_on<ExecSpace>;
+  bool const stream = Copies::streams(static_cast<std::size_t>(p.runs * p.run_length * dst.n) * sizeof(T));
   detail::enqueue(dev, detail::kernel_label("tessel::collective"), [=](ExecSpace const& exec, char const* label) {
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecSpace>(exec, item_begin, item_end),
@@ -117,11 +118,11 @@ void combine_runs(Device const& dev, Pointers<T const> src, Pointers<T> dst, det
         if constexpr (HalfFloat<T>) {
           T rounded[tile];
           for (std::int64_t e = 0; e < len; ++e) rounded[e] = T(acc[e]);
-          for (int k = 0; k < targets.n; ++k) backend::copies_on<ExecSpace>::words(targets.ptr[k] + d, rounded, len, streamed);
+          for (int k = 0; k < targets.n; ++k) Copies::words(targets.ptr[k] + d, rounded, len, streamed);
         } else {
-          for (int k = 0; k < targets.n; ++k) backend::copies_on<ExecSpace>::words(targets.ptr[k] + d, acc, len, streamed);
+          for (int k = 0; k < targets.n; ++k) Copies::words(targets.ptr[k] + d, acc, len, streamed);
         }
-        backend::copies_on<ExecSpace>::done(streamed);
+        Copies::done(streamed);
       });
   });
 }

@@ -1,5 +1,6 @@
 // dynamic_slice's kernel: each device copies the box at the run-time start out of its block (the
 // dimensions the box cuts are whole on every device; the others start at 0).
+#include <algorithm>
 #include <cstdint>
 
 #include "box_starts.hpp"
@@ -21,7 +22,7 @@ void slice_typed(KernelArgs const& k, TensorImpl const& in, TensorImpl& out) {
     BoxStarts const start = box_starts(k, full, n.shape, 1, pos);
     BlockStrides const o = block_strides(local), i = block_strides(in.shard_shape(pos));
     std::int64_t const post = rank > 0 ? local[static_cast<std::size_t>(rank - 1)] : 1;
-    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
+    std::int64_t const chunk = std::min(post, backend::copies_on<ExecSpace>::chunk);
     std::int64_t const chunks = (post + chunk - 1) / chunk;
     std::int64_t const rows = local.num_elements() / post;
     T const* src = reinterpret_cast<T const*>(in.shards[pos].bytes.data());

@@ -1,6 +1,7 @@
 // take's kernel: each device looks up the slices its table block holds.
 #include "kernel.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -44,7 +45,7 @@ void take_typed(TensorImpl const& table, TensorImpl const& indices, std::size_t 
     std::int64_t const count = pre * m * post;
     // A work item copies a run of one slice (the copy shape's chunk: a whole slice on hosts, a
     // contiguous loop; one element on GPUs, neighbouring threads on neighbouring elements).
-    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
+    std::int64_t const chunk = std::min(post, backend::copies_on<ExecSpace>::chunk);
     std::int64_t const chunks = chunk > 0 ? (post + chunk - 1) / chunk : 0;
     for_each_index(device(out.shards[pos].device), label, pre * m * chunks, count, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;
@@ -98,7 +99,7 @@ void fill_outside(TensorImpl const& out, TensorImpl const& indices, std::int64_t
     }
     auto const* idx = reinterpret_cast<I const*>(is.bytes.data());
     T* dst = reinterpret_cast<T*>(os.bytes.data());
-    std::int64_t const chunk = post < backend::copies_on<ExecSpace>::chunk ? post : backend::copies_on<ExecSpace>::chunk;
+    std::int64_t const chunk = std::min(post, backend::copies_on<ExecSpace>::chunk);
     std::int64_t const chunks = (post + chunk - 1) / chunk;
     for_each_index(device(os.device), label, pre * m * chunks, pre * m * post, KOKKOS_LAMBDA(std::int64_t item) {
       std::int64_t const row = item / chunks, begin = (item % chunks) * chunk;

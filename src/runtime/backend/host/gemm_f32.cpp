@@ -32,6 +32,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <limits>
 
@@ -294,8 +295,8 @@ std::string f32_gemm_info() {
   if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
   if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
   if (onednn_vector_bits() == 512)
-    return std::format("{}, {} for GEMMs of at most {} rows or 2^28 multiply-adds: vectors as wide", openblas,
-                       onednn, onednn_rows);
+    return std::format("{}, {} for GEMMs of at most {} rows or 2^{} multiply-adds: vectors as wide", openblas,
+                       onednn, onednn_rows, std::countr_zero(static_cast<std::uint64_t>(onednn_work)));
   return openblas + ": vectors as wide as " + onednn + "'s";
 }
 
