@@ -9,7 +9,7 @@
 //    ('dp', 'mp') mesh: QKV, attention's output, MLP, logits (vocabulary 50257, split 4 ways);
 //  - the Megatron MLP (4096 x 1024 x 4096) unsharded and per device of (4, 2);
 //  - attention per head (seq 256, head 64), 96 heads;
-//  - decode-like GEMMs of 1 to 128 rows, and bench_llama's LM head of 2 rows.
+//  - decode-like GEMMs of 1 to 128 rows, bench_llama's LM head of 2 rows and its decode MLP's.
 // Counters: onednn_ and openblas_GFLOP_per_s; onednn_speedup = OpenBLAS time / oneDNN time (> 1:
 // oneDNN faster); *_fraction_of_peak against peak_GFLOP_per_s (the widest FMA's, all threads,
 // timed in the same loop); max_rel_diff between the two results. The run's context names the
@@ -155,5 +155,8 @@ GEMM_F32(llama_prefill_down, 1, 256, 1536, 512);
 // bench_llama's LM head at generate's prefill (the last position of 2 sequences) and decode: 2 rows
 // against the (32003, 512) table read transposed, 65.5 MB that no cache holds across a step.
 GEMM_F32(llama_head_m2, 1, 2, 512, 32003, true);
+// bench_llama's decode step on one device (2 rows): the MLP's up and down projections.
+GEMM_F32(llama_decode_up, 1, 2, 512, 1536);
+GEMM_F32(llama_decode_down, 1, 2, 1536, 512);
 
 }  // namespace

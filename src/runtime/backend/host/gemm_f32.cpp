@@ -20,7 +20,7 @@
 //
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
 // a parallel region (devices_in_parallel) on its caller alone. A GEMM of at most 64 rows runs as
-// column blocks fixed by its shape, one thread each (onednn_sgemm_by_columns), so that its bits do
+// a block of columns per thread, each one-threaded (onednn_sgemm_by_columns), so that its bits do
 // not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does (1 x 4096 x 96;
 // CTest's thread-count check runs such GEMMs). Larger ones promise no such thing: 512-bit kernels
 // gave GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 the same bits at 1, 2, 3, 8 and 16
@@ -229,15 +229,27 @@ void execute(std::shared_ptr<Primitive const> const& p, float const* a, float co
   t.stream.wait();
 }
 
-// A GEMM of few rows runs as blocks of columns whose width depends on n alone, each on one thread:
-// over several threads oneDNN would split its sums over k between them (a 1 x 4096 x 96 GEMM's bits
-// differ at 1 and 8 threads), and its bits would depend on the thread count.
-constexpr std::int64_t max_column_blocks = 16;
+// A GEMM of few rows runs as blocks of columns, each on one thread: over several threads oneDNN
+// would split its sums over k between them (a 1 x 4096 x 96 GEMM's bits differ at 1 and 8
+// threads), and its bits would depend on the thread count. One block per thread: a one-thread
+// matmul's column has the same bits in any block at least 16 columns wide (a scratch check over
+// 1 to 64 rows, k 1 to 16384, n 5 to 4099, both layouts of b, widths 16 to 1000: all equal; widths
+// 1 and 3 are not), so the blocks may follow the threads, and fewer, wider blocks read the weights
+// faster than many narrow ones: 2 x 512 . 512 x 1536 at 2 threads, 16 blocks 70 GB/s, 2 blocks 99.
 constexpr std::int64_t min_column_block = 64;
+
+#if defined(_OPENMP)
+std::int64_t column_block_threads(GemmCall<float> const& g) {
+  if (omp_in_parallel() || g.m * g.n * g.k <= one_thread_work) return 1;
+  return omp_get_max_threads();
+}
+#else
+std::int64_t column_block_threads(GemmCall<float> const&) { return 1; }
+#endif
 
 bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
   if (g.n <= 0) return false;  // (OpenBLAS's empty GEMM)
-  std::int64_t const count = std::clamp<std::int64_t>(g.n / min_column_block, 1, max_column_blocks);
+  std::int64_t const count = std::clamp<std::int64_t>(g.n / min_column_block, 1, column_block_threads(g));
   std::int64_t const width = (g.n + count - 1) / count;
   std::int64_t const blocks = (g.n + width - 1) / width;
   auto block = [&](std::int64_t j) {
@@ -260,7 +272,7 @@ bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
     execute(b.n == width ? full : last, b.a, b.b, b.c);
   };
 #if defined(_OPENMP)
-  if (!omp_in_parallel() && blocks > 1 && g.m * g.n * g.k > one_thread_work) {
+  if (blocks > 1) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < blocks; ++i) run(i);
     return true;
