@@ -81,6 +81,10 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       c.bytes_read -= static_cast<double>(blocks.reads.front().num_elements()) * static_cast<double>(n.dtype_bytes);
       c.bytes_written = static_cast<double>(*work.updates_in_place) * static_cast<double>(n.dtype_bytes);
     }
+    if (work.reads_of_first && !blocks.reads.empty()) {
+      std::int64_t const whole = blocks.reads.front().num_elements();
+      c.bytes_read -= static_cast<double>(whole - std::min(whole, *work.reads_of_first)) * static_cast<double>(n.dtype_bytes);
+    }
     c.flops = work.flops;
     if (work.gemm) c.batch = work.gemm->batch, c.m = work.gemm->m, c.n = work.gemm->n, c.k = work.gemm->k;
     // The planner prices communication only; a kernel's estimate is the model's roofline.

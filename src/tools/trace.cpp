@@ -2,6 +2,7 @@
 // writes one Chrome trace event per device holding the step's result, flushed after every step.
 #include "tessel/tools/trace.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -126,6 +127,12 @@ class TraceWriter final : public StepObserver {
         double const element = static_cast<double>(out.bytes.size()) / static_cast<double>(out.index.extent().num_elements());
         read -= static_cast<double>(first->bytes.size());
         written = static_cast<double>(*work.updates_in_place) * element;
+      }
+      // A gather or a slice read of its first operand only what it handed on.
+      if (work.reads_of_first && first && !first->bytes.empty()) {
+        double const element = static_cast<double>(first->bytes.size()) / static_cast<double>(first->index.extent().num_elements());
+        read -= static_cast<double>(first->bytes.size()) - std::min(static_cast<double>(first->bytes.size()),
+                                                                   static_cast<double>(*work.reads_of_first) * element);
       }
       nlohmann::json args{{"step", k},          {"call", calls_},         {"kind", step.name},
                           {"bytes_read", read}, {"bytes_written", written}, {"estimate_us", step.estimate_us}};

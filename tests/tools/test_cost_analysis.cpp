@@ -168,6 +168,32 @@ TEST_CASE("a dynamic_update_slice is counted as XLA counts it, writing its box i
   CHECK(it->flops == 0);
 }
 
+TEST_CASE("a gather and a slice read the elements they take, as XLA counts them", "[tools][cost_analysis]") {
+  auto mesh = make_mesh({4, 2}, {"dp", "mp"});
+  auto find = [](auto const& costs, std::string const& kind) {
+    auto it = std::find_if(costs.begin(), costs.end(), [&](auto const& c) { return c.kind == kind; });
+    REQUIRE(it != costs.end());
+    return *it;
+  };
+  SECTION("take: 4 rows of a (64, 16) table split over mp by columns, not each device's (64, 8) block") {
+    auto table = device_put(test::iota_data<float>(Shape{64, 16}), Shape{64, 16}, NamedSharding(mesh, P(None, "mp")));
+    auto ids = device_put(std::vector<std::int32_t>{3, 60, 7, 7}, Shape{4}, NamedSharding(mesh, P()));
+    auto const& plan = plan_of(take(table, ids));
+    INFO(plan::to_string(plan));
+    auto const c = find(plan::cost_analysis(plan), "take");
+    CHECK(c.bytes_written == 4 * 8 * 4);
+    CHECK(c.bytes_read == 4 * 8 * 4 + 4 * 4);  // the rows it takes, and the indices
+  }
+  SECTION("dynamic_slice: 2 columns of a (16, 64) operand split over dp, not each device's (4, 64) block") {
+    auto x = device_put(test::iota_data<float>(Shape{16, 64}), Shape{16, 64}, NamedSharding(mesh, P("dp")));
+    auto const& plan = plan_of(lax::dynamic_slice_in_dim(x, 5, 2, 1));
+    INFO(plan::to_string(plan));
+    auto const c = find(plan::cost_analysis(plan), "dynamic_slice");
+    CHECK(c.bytes_read == 4 * 2 * 4);
+    CHECK(c.bytes_written == 4 * 2 * 4);
+  }
+}
+
 TEST_CASE("a plan with nothing to run has no cost section", "[tools][cost_analysis]") {
   auto x = device_put(test::iota_data<float>(Shape{8}), Shape{8}, NamedSharding(make_mesh({8}, {"x"}), P("x")));
   CHECK(explain(as_node(x)) == "(nothing to run: the result is an input)\n");

@@ -188,6 +188,24 @@ TEST_CASE("a traced dynamic_update_slice counts its box when it ran in place, it
   CHECK(bytes_of(false) == std::pair{(2 * 64 + 2 * 2) * 4.0, 2 * 64 * 4.0});
 }
 
+TEST_CASE("a traced gather reads the rows it takes, not the table", "[tools][trace]") {
+  auto mesh = make_mesh({8}, {"x"});
+  auto table = device_put(test::iota_data<float>(Shape{64, 16}), Shape{64, 16}, NamedSharding(mesh, P()));
+  auto ids = device_put(std::vector<std::int32_t>{3, 60, 7, 7, 0, 1, 2, 63}, Shape{8}, NamedSharding(mesh, P("x")));
+  std::string path = temp_path("take.json");
+  {
+    TraceScope scope(path);
+    (void)eval(take(table, ids));
+  }
+  auto events = steps_of(read_trace(path));
+  std::filesystem::remove(path);
+  auto it = std::find_if(events.begin(), events.end(), [](json const& e) { return e["cat"] == "take"; });
+  REQUIRE(it != events.end());
+  // Each device takes one row of 16 floats by its one index.
+  CHECK((*it)["args"]["bytes_read"].get<double>() == 16 * 4 + 4);
+  CHECK((*it)["args"]["bytes_written"].get<double>() == 16 * 4);
+}
+
 TEST_CASE("trace errors name the file and the reason", "[tools][trace]") {
   CHECK_THROWS_WITH(start_trace("/nonexistent-tessel-dir/trace.json"),
                     "tessel: cannot write the trace file '/nonexistent-tessel-dir/trace.json': No such file or directory");

@@ -50,6 +50,9 @@ struct StepWork {
   // operands and writes that many elements, not the whole result, as XLA's cost analysis counts
   // an in-place dynamic-update-slice.
   std::optional<std::int64_t> updates_in_place;
+  // A gather or a slice (take, dynamic_slice): the elements of its first operand it reads, those it
+  // hands on, not the whole block, as XLA's cost analysis counts gather and dynamic-slice.
+  std::optional<std::int64_t> reads_of_first;
 };
 
 // The counting rules the ops share.

@@ -44,10 +44,12 @@ template <bool Update>
 class DynamicBoxRules final : public OpRules {
  public:
   // An update writes the box in place when its operand is donated, which the cost analysis takes
-  // as the case to count (a run that copies instead shows in a trace as the whole operand).
+  // as the case to count (a run that copies instead shows in a trace as the whole operand); a
+  // slice reads the box alone.
   constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
     StepWork w = counting::none();
     if (Update && b.reads.size() >= 2) w.updates_in_place = b.reads[1].num_elements();
+    if (!Update && b.made) w.reads_of_first = b.made->num_elements();
     return w;
   }
   static constexpr std::size_t boxes = Update ? 2 : 1;  // children before the start indices

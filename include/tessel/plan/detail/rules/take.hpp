@@ -44,9 +44,12 @@ constexpr TakeChoice choose_take(Planner const& p, int i) {
 
 class TakeRules final : public OpRules {
  public:
-  // A gather of rows: data movement.
-  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const&) const override {
-    return counting::none();
+  // A gather of rows: data movement, reading of the table the rows it hands on (a device holding
+  // part of a split table reads fewer).
+  constexpr StepWork work(GraphNode const&, Step const&, StepBlocks const& b) const override {
+    StepWork w = counting::none();
+    if (b.made) w.reads_of_first = b.made->num_elements();
+    return w;
   }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override { return choose_take(p, i).partial; }
   constexpr void assign(Planner& p, int i, std::optional<NamedSharding> const& req) const override {
