@@ -17,20 +17,36 @@
 //                                        does; 0: the whole cache
 //
 // Counters: tokens_per_s; collectives per call (counted by the runtime); cache_MiB, the keys and
-// values of every layer; decode: attended, the cache positions attention reads, and
-// device_MB_per_token, what one device reads and writes per token in a step (the cost analysis
-// of the steps a profiled call ran: an in-place cache write counts its new position only). A
-// step's time and bytes against its cache length show what grows with the cache.
+// values of every layer.
+// Prefill, timed interleaved with the machine's limits in one loop (bench/interleaved.hpp):
+// GFLOP_per_s of the model's GEMMs (2 flops per multiply-add; attention's masked half counted,
+// as it is computed; per call, all devices together), fraction_of_peak against the float32 FMA
+// peak of the vector width float32 GEMMs run at (a bfloat16 GEMM on AMX can exceed it), and the
+// same GEMMs on one device through the BLAS alone (bench/standalone_gemm.hpp): blas_fraction_of_peak
+// is the most the forward could reach here, fraction_of_blas how much of it it does.
+// Decode: attended, the cache positions attention reads; device_MB_per_token, what one device
+// reads and writes per token in a step (the cost analysis of the steps a profiled call ran: an
+// in-place cache write counts its new position only, a gather or a slice the elements it takes);
+// GB_per_s, what all devices read and write per second, and fraction_of_triad against a STREAM
+// triad over as many bytes, timed interleaved: a step reads every weight once, so this is the
+// bound of a decode step. A step's time and bytes against its cache length show what grows with
+// the cache.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "fma_peak.hpp"
+#include "interleaved.hpp"
 #include "llama.hpp"
+#include "standalone_gemm.hpp"
+#include "tessel/runtime/local_dot.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/tools/profile.hpp"
+#include "triad.hpp"
 
 namespace {
 
@@ -56,20 +72,65 @@ Tensor<std::int32_t> tokens(Mesh const& mesh, std::int64_t n, std::int64_t vocab
 }
 
 template <class T>
-void report(benchmark::State& state, ExecutionCounts const& before, ExecutionCounts const& after, double tokens,
+void report(benchmark::State& state, ExecutionCounts const& before, ExecutionCounts const& after,
             models::KvCache<T> const& cache) {
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   double bytes = 0;
   for (auto const& t : cache.kv) bytes += static_cast<double>(t.size()) * sizeof(T);
-  state.counters["tokens_per_s"] = benchmark::Counter(tokens * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["collectives"] = static_cast<double>(collectives);
   state.counters["cache_MiB"] = bytes / (1 << 20);
+}
+
+// The prefill's GEMM flops: per layer the q, k, v and output projections, attention's scores and
+// p . v over the whole (masked) square of positions, the MLP's three; then the head over the
+// positions whose logits are kept.
+double prefill_gemm_flops(models::LlamaConfig const& c, bool last_only) {
+  double const t = batch * prompt_len, e = static_cast<double>(c.hidden), d = static_cast<double>(c.head_dim);
+  double const q = static_cast<double>(c.heads) * d, kv = static_cast<double>(c.kv_heads) * d;
+  double const layer = 2.0 * t * e * (2 * q + 2 * kv) + 2.0 * 2.0 * batch * static_cast<double>(c.heads) * prompt_len * prompt_len * d +
+                       2.0 * t * e * static_cast<double>(c.intermediate) * 3;
+  double const rows = last_only ? batch : t;
+  return layer * static_cast<double>(c.layers) + 2.0 * rows * e * static_cast<double>(c.vocab);
+}
+
+// The same GEMMs on one device through the BLAS alone, grouped per layer as the forward issues
+// them, in the model's layouts: weights (in, out), the head (vocab, hidden) read transposed.
+template <class T>
+bench::BasicStandaloneGemms<T> prefill_gemms(models::LlamaConfig const& c, bool last_only) {
+  bench::BasicStandaloneGemms<T> g;
+  std::int64_t const t = batch * prompt_len, e = c.hidden, d = c.head_dim, f = c.intermediate;
+  std::int64_t const q = c.heads * d, kv = c.kv_heads * d, bh = batch * c.heads;
+  T* x = g.buffer(t * std::max(f, e));
+  T* w = g.buffer(std::max(e * f, c.vocab * e));
+  T* y = g.buffer(std::max(t * f, (last_only ? batch : t) * c.vocab));
+  T* scores = g.buffer(bh * prompt_len * prompt_len);
+  for (std::int64_t layer = 0; layer < c.layers; ++layer) {
+    g.group({{t, q, e, x, w, y}});
+    g.group({{t, kv, e, x, w, y}});
+    g.group({{t, kv, e, x, w, y}});
+    std::vector<typename bench::BasicStandaloneGemms<T>::Gemm> qk, pv;
+    for (std::int64_t h = 0; h < bh; ++h) {
+      qk.push_back({prompt_len, prompt_len, d, x + h * prompt_len * d, w + h * prompt_len * d,
+                    scores + h * prompt_len * prompt_len, true});
+      pv.push_back({prompt_len, d, prompt_len, scores + h * prompt_len * prompt_len, w + h * prompt_len * d,
+                    y + h * prompt_len * d});
+    }
+    g.group(qk);
+    g.group(pv);
+    g.group({{t, e, q, x, w, y}});
+    g.group({{t, f, e, x, w, y}});
+    g.group({{t, f, e, x, w, y}});
+    g.group({{t, e, f, x, w, y}});
+  }
+  g.group({{last_only ? batch : t, c.vocab, e, x, w, y, true}});
+  return g;
 }
 
 template <class T>
 void BM_llama_prefill(benchmark::State& state) {
   auto const mesh = mesh_of(state.range(0));
+  bool const last_only = state.range(1) != 0;
   auto const model = models::random_llama<T>(config(), mesh);
   auto const ids = tokens(mesh, prompt_len, model.config.vocab);
   auto run = [&] {
@@ -81,8 +142,19 @@ void BM_llama_prefill(benchmark::State& state) {
   auto const before = execution_counts();
   auto cache = run();
   auto const after = execution_counts();
-  for (auto _ : state) (void)run();
-  report(state, before, after, static_cast<double>(batch * prompt_len), cache);
+  auto const gemms = prefill_gemms<T>(model.config, last_only);
+  auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
+  peak.calibrate_like(run);
+  auto const [prefill_s, peak_s, blas_s] = bench::time_interleaved(state, run, peak, gemms);
+  report(state, before, after, cache);
+  double const flops = prefill_gemm_flops(model.config, last_only), peak_gflops = peak.flops() / peak_s / 1e9;
+  state.counters["tokens_per_s"] = static_cast<double>(batch * prompt_len) / prefill_s;
+  state.counters["GFLOP_per_s"] = flops / prefill_s / 1e9;
+  state.counters["peak_GFLOP_per_s"] = peak_gflops;
+  state.counters["fraction_of_peak"] = flops / prefill_s / 1e9 / peak_gflops;
+  state.counters["blas_fraction_of_peak"] = flops / blas_s / 1e9 / peak_gflops;
+  state.counters["fraction_of_blas"] = blas_s / prefill_s;
+  state.SetLabel(std::string("peak: ") + peak.isa);
 }
 
 template <class T>
@@ -111,10 +183,16 @@ void BM_llama_decode(benchmark::State& state) {
   Profile const profiled = profile(step, ids, position, cache.kv);  // (its bytes are the plans', donated or not)
   double bytes = 0;
   for (auto const& row : profiled.rows) bytes += row.bytes_read + row.bytes_written;
-  for (auto _ : state) (void)run();
-  report(state, before, after, static_cast<double>(batch), cache);
+  double const all_devices = bytes * static_cast<double>(mesh.num_devices());
+  measure::Triad const triad(static_cast<std::int64_t>(all_devices / (3 * sizeof(float))));
+  auto const [step_s, triad_s] = bench::time_interleaved(state, run, triad);
+  report(state, before, after, cache);
+  state.counters["tokens_per_s"] = static_cast<double>(batch) / step_s;
   state.counters["attended"] = static_cast<double>(window);
   state.counters["device_MB_per_token"] = bytes / static_cast<double>(batch) / 1e6;
+  state.counters["GB_per_s"] = all_devices / step_s / 1e9;
+  state.counters["triad_GB_per_s"] = triad.bytes() / triad_s / 1e9;
+  state.counters["fraction_of_triad"] = (all_devices / step_s) / (triad.bytes() / triad_s);
 }
 
 BENCHMARK(BM_llama_prefill<float>)
@@ -122,7 +200,7 @@ BENCHMARK(BM_llama_prefill<float>)
     ->Args({1, 0})
     ->Args({1, 1})
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->UseManualTime();
 BENCHMARK(BM_llama_decode<float>)
     ->Args({8, 256, 1, 1})
     ->Args({8, 2048, 1, 1})
@@ -133,19 +211,19 @@ BENCHMARK(BM_llama_decode<float>)
     ->Args({1, 2048, 1, 0})
     ->Args({1, 2048, 0, 0})
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->UseManualTime();
 BENCHMARK(BM_llama_prefill<bfloat16>)
     ->Args({8, 0})
     ->Args({1, 0})
     ->Args({1, 1})
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->UseManualTime();
 BENCHMARK(BM_llama_decode<bfloat16>)
     ->Args({8, 256, 1, 1})
     ->Args({8, 2048, 1, 1})
     ->Args({1, 256, 1, 1})
     ->Args({1, 2048, 1, 1})
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->UseManualTime();
 
 }  // namespace

@@ -191,6 +191,11 @@ def run_jax(reps, devices, bf16):
     return measure
 
 
+# bench_llama's counters of the machine's limits, measured in the same run (prefill: the FMA peak
+# and the BLAS alone; decode: a STREAM triad).
+LIMITS = ["fraction_of_peak", "blas_fraction_of_peak", "fraction_of_blas", "fraction_of_triad"]
+
+
 def run_tessel(a, devices):
     """bench_llama's rows of this dtype on `devices` (1 or 8): {name: tokens/s}."""
     kind = "bfloat16" if a.bf16 else "float"
@@ -203,9 +208,10 @@ def run_tessel(a, devices):
     if not start:
         sys.exit(f"llama_peers.py: no JSON in the output of {' '.join(cmd)}:\n{out.stdout[-2000:]}")
     bench, _ = json.JSONDecoder().raw_decode(out.stdout[start.start():])
-    rows = {b["name"].removesuffix("/real_time"): b["tokens_per_s"] for b in bench["benchmarks"]}
-    for name, rate in rows.items():
-        print(f"{name:40s} {'':12s} {rate:11.1f} tokens/s", flush=True)
+    rows = {b["name"].removesuffix("/manual_time").removesuffix("/real_time"): b for b in bench["benchmarks"]}
+    for name, b in rows.items():
+        limits = "  ".join(f"{k} {b[k]:.3f}" for k in LIMITS if k in b)
+        print(f"{name:40s} {'':12s} {b['tokens_per_s']:11.1f} tokens/s  {limits}", flush=True)
     return rows
 
 
@@ -252,8 +258,12 @@ def main():
             print(f"# round {r + 1}", flush=True)
             peer, tessel = measure(), run_tessel(args, devices)
             for label, t, p in pairs(peer, tessel, args.bf16, devices):
-                ratios.setdefault(label, []).append(tessel[t] / peer[p])
-                print(f"  {label:52s} tessel/peer {tessel[t] / peer[p]:6.3f}", flush=True)
+                ratio = tessel[t]["tokens_per_s"] / peer[p]
+                ratios.setdefault(label, []).append(ratio)
+                # The peer's fraction of the same limit: the same work (flops, or bytes a step must
+                # read) in its time.
+                limits = "  ".join(f"peer's {k} {tessel[t][k] / ratio:.3f}" for k in LIMITS[:1] + LIMITS[3:] if k in tessel[t])
+                print(f"  {label:52s} tessel/peer {ratio:6.3f}  {limits}", flush=True)
         print("# medians of tessel / peer tokens/s over the rounds")
         for label, values in ratios.items():
             print(f"  {label:52s} {statistics.median(values):6.3f}")
