@@ -59,10 +59,16 @@ struct StepWork {
 namespace counting {
 // A fused region: one flop per op per element of the largest block it reads or writes.
 constexpr StepWork per_op_element(std::size_t ops, StepBlocks const& b) {
-  return {static_cast<double>(ops) * static_cast<double>(b.largest()), std::nullopt};
+  StepWork w;
+  w.flops = static_cast<double>(ops) * static_cast<double>(b.largest());
+  return w;
 }
 // A pass over its operand (a scan, a selection): one flop per element read.
-constexpr StepWork per_element_read(StepBlocks const& b) { return {static_cast<double>(b.first_read()), std::nullopt}; }
+constexpr StepWork per_element_read(StepBlocks const& b) {
+  StepWork w;
+  w.flops = static_cast<double>(b.first_read());
+  return w;
+}
 // Data movement (copies, gathers, slices): none.
 constexpr StepWork none() { return {}; }
 }  // namespace counting

@@ -77,7 +77,7 @@ constexpr bool Planner::reusable(int i) const {
 }
 
 constexpr double Planner::subtree_us(int i) {
-  if (!scratch) scratch.emplace(Plan{g, {}, {}, {}});
+  if (!scratch) scratch.emplace().graph = g;
   // The plans are lent to the scratch plan, not copied (a copy of every node's plan per priced
   // subtree made static_jit's compile time grow with the square of the graph): the scheduler
   // only reads them, and moving a vector keeps its elements where they are.
@@ -276,7 +276,8 @@ constexpr void Planner::complete_partial(NodePlan& p, NamedSharding const& parti
 
 TESSEL_DETAIL_PLANNER_CONSTEXPR Plan plan_with(Graph graph, std::optional<NamedSharding> const& requested,
                                                CostModel const& model) {
-  Plan plan{std::move(graph), {}, {}, {}};
+  Plan plan;
+  plan.graph = std::move(graph);
   Graph const& g = plan.graph;
   int root = static_cast<int>(g.size()) - 1;
   Planner planner{g, model, std::vector<std::optional<NamedSharding>>(g.size()), std::vector<NodePlan>(g.size()),

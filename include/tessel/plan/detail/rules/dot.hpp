@@ -131,7 +131,10 @@ class DotRules final : public OpRules {
   constexpr StepWork work(GraphNode const& n, Step const&, StepBlocks const& b) const override {
     if (b.reads.size() != 2 || !b.made) return counting::none();
     GemmDims g = gemm_dims(n.dot, b.reads[0], *b.made);
-    return {2.0 * static_cast<double>(g.batch * g.m * g.n) * static_cast<double>(g.k), g};
+    StepWork w;
+    w.flops = 2.0 * static_cast<double>(g.batch * g.m * g.n) * static_cast<double>(g.k);
+    w.gemm = g;
+    return w;
   }
   constexpr std::optional<NamedSharding> natural(Planner const& p, int i) const override {
     return choose_dot(p, i, std::nullopt).after;
