@@ -155,6 +155,10 @@ GEMM_F32(llama_prefill_down, 1, 256, 1536, 512);
 // bench_llama's LM head at generate's prefill (the last position of 2 sequences) and decode: 2 rows
 // against the (32003, 512) table read transposed, 65.5 MB that no cache holds across a step.
 GEMM_F32(llama_head_m2, 1, 2, 512, 32003, true);
+// bench_llama's prefill LM head with every position's logits: 128 positions per device of (2, 4)
+// against its quarter of the table, and 256 on one device.
+GEMM_F32(llama_2x4_head, 8, 128, 512, 8001, true);
+GEMM_F32(llama_1dev_head, 1, 256, 512, 32003, true);
 // bench_llama's decode step on one device (2 rows): the MLP's up and down projections.
 GEMM_F32(llama_decode_up, 1, 2, 512, 1536);
 GEMM_F32(llama_decode_down, 1, 2, 1536, 512);

@@ -8,9 +8,9 @@
 // faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN.
 // At equal widths oneDNN reaches 0.5 to 1.0 of OpenBLAS's speed on large GEMMs (2048 x 768 x 3072
 // on a 2-core Sapphire Rapids: 0.54) but is 1.3x to 3x faster on GEMMs of at most 64 rows (decode
-// steps, a prefill's last-position logits) and 1.06x to 1.4x on small ones (a prefill's per-layer
-// GEMMs, attention's): at 512 bits those go to oneDNN (f32_gemm_by_onednn), the others stay on
-// OpenBLAS. Neither library's bits are the same for a GEMM and its row or column blocks in general
+// steps, a prefill's last-position logits), 1.06x to 1.24x on those of 65 to 256 rows (a prefill's
+// per-layer GEMMs and LM head) and 1.35x to 1.4x on small ones (attention's): at 512 bits those go
+// to oneDNN (f32_gemm_by_onednn), the others stay on OpenBLAS. Neither library's bits are the same for a GEMM and its row or column blocks in general
 // (OpenBLAS's edge kernels and SkylakeX's direct and small-matrix paths sum in another order), so
 // a choice by the rows changes no promise (docs/design.md: a sharded GEMM's bits need not be the
 // unsharded one's). oneDNN's 512-bit kernels do agree with themselves across such splits and its
@@ -23,10 +23,10 @@
 // a block of columns per thread, each one-threaded (onednn_sgemm_by_columns), so that its bits do
 // not depend on the thread count, as oneDNN's own split of a thin GEMM's sums does (1 x 4096 x 96;
 // CTest's thread-count check runs such GEMMs). Larger ones promise no such thing: 512-bit kernels
-// gave GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 the same bits at 1, 2, 3, 8 and 16
-// threads in a scratch check, AVX2 kernels did not (256 x 64 x 256 at 3). Each thread executes on its own
-// stream with its own scratchpad (oneDNN's shared library scratchpad is not safe for concurrent
-// execution of primitives).
+// gave GEMMs of 65 to 512 rows, k up to 16384, n up to 1536 (up to 32003 at 65 to 256 rows) the
+// same bits at 1, 2, 3, 8 and 16 threads in scratch checks, AVX2 kernels did not (256 x 64 x 256
+// at 3). Each thread executes on its own stream with its own scratchpad (oneDNN's shared library
+// scratchpad is not safe for concurrent execution of primitives).
 #include "gemm_f32.hpp"
 
 #include <cblas.h>
@@ -155,11 +155,16 @@ struct ThreadState {
 }  // namespace
 
 // At equal 512-bit widths, GEMMs of at most onednn_rows rows, or of at most onednn_work
-// multiply-adds, go to oneDNN (bench_gemm_f32: 1.7x to 3x at 1 to 32 rows, 1.24x at 64; 1.06x to
-// 1.14x on bench_llama's prefill GEMMs of 256 x 512 x 1536, 1.1x at 128 x 768 x 2304, 1.35x to 1.4x
-// on attention's 256 x 64 x 256; about level at 256 x 768 x 2304, 0.9x to 0.96x from 512 rows).
-constexpr std::int64_t onednn_rows = 64;
+// multiply-adds, go to oneDNN (bench_gemm_f32: 1.7x to 3x at 1 to 32 rows, 1.3x at 64, 1.13x at
+// 128 x 768 x 2304; at 256 rows 1.06x to 1.11x on bench_llama's prefill GEMMs of 256 x 512 x 1536
+// and back, 1.13x on its LM head of 256 x 512 x 32003 (b transposed), level at 256 x 768 x 2304;
+// 1.24x on the head's 128 x 512 x 8001 per device of (2, 4), single-threaded side by side; 1.35x
+// to 1.4x on attention's 256 x 64 x 256; 0.9x to 0.96x from 512 rows). Up to 256 rows oneDNN's
+// bits did not depend on the thread count (1 to 16 threads, n up to 32003, both layouts of b).
+constexpr std::int64_t onednn_rows = 256;
 constexpr std::int64_t onednn_work = std::int64_t{1} << 28;
+// GEMMs of at most this many rows run as blocks of columns (onednn_sgemm_by_columns).
+constexpr std::int64_t column_block_rows = 64;
 
 bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k) {
   switch (f32_gemm()) {
@@ -285,7 +290,7 @@ bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
 }  // namespace
 
 bool onednn_sgemm(GemmCall<float> const& g) {
-  if (g.m <= onednn_rows) return onednn_sgemm_by_columns(g);
+  if (g.m <= column_block_rows) return onednn_sgemm_by_columns(g);
   auto p = primitive(g, g.n);
   if (!p) return false;
 #if defined(_OPENMP)
