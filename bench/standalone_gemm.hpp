@@ -53,6 +53,13 @@ class BasicStandaloneGemms {
     }
     groups_.push_back({std::move(calls), largest});
   }
+  // Their flops: 2 per multiply-add.
+  [[nodiscard]] double flops() const {
+    double f = 0;
+    for (auto const& group : groups_)
+      for (auto const& c : group.calls) f += 2.0 * static_cast<double>(c.m * c.n) * static_cast<double>(c.k);
+    return f;
+  }
   void operator()() const {
     for (auto const& [calls, largest] : groups_)
       detail::run_gemms(std::span<detail::GemmCall<T> const>(calls), largest);

@@ -192,8 +192,10 @@ def run_jax(reps, devices, bf16):
 
 
 # bench_llama's counters of the machine's limits, measured in the same run (prefill: the FMA peak
-# and the BLAS alone; decode: a STREAM triad).
+# and the BLAS alone; decode: a STREAM triad), and those of them a peer's time also gives: the same
+# work (flops, or the bytes a step must move) against the same limit.
 LIMITS = ["fraction_of_peak", "blas_fraction_of_peak", "fraction_of_blas", "fraction_of_triad"]
+PEER_LIMITS = ["fraction_of_peak", "fraction_of_triad"]
 
 
 def run_tessel(a, devices):
@@ -260,9 +262,7 @@ def main():
             for label, t, p in pairs(peer, tessel, args.bf16, devices):
                 ratio = tessel[t]["tokens_per_s"] / peer[p]
                 ratios.setdefault(label, []).append(ratio)
-                # The peer's fraction of the same limit: the same work (flops, or bytes a step must
-                # read) in its time.
-                limits = "  ".join(f"peer's {k} {tessel[t][k] / ratio:.3f}" for k in LIMITS[:1] + LIMITS[3:] if k in tessel[t])
+                limits = "  ".join(f"peer's {k} {tessel[t][k] / ratio:.3f}" for k in PEER_LIMITS if k in tessel[t])
                 print(f"  {label:52s} tessel/peer {ratio:6.3f}  {limits}", flush=True)
         print("# medians of tessel / peer tokens/s over the rounds")
         for label, values in ratios.items():

@@ -10,12 +10,13 @@
 // on a 2-core Sapphire Rapids: 0.54) but is 1.3x to 3x faster on GEMMs of at most 64 rows (decode
 // steps, a prefill's last-position logits), 1.06x to 1.24x on those of 65 to 256 rows (a prefill's
 // per-layer GEMMs and LM head) and 1.35x to 1.4x on small ones (attention's): at 512 bits those go
-// to oneDNN (f32_gemm_by_onednn), the others stay on OpenBLAS. Neither library's bits are the same for a GEMM and its row or column blocks in general
-// (OpenBLAS's edge kernels and SkylakeX's direct and small-matrix paths sum in another order), so
-// a choice by the rows changes no promise (docs/design.md: a sharded GEMM's bits need not be the
-// unsharded one's). oneDNN's 512-bit kernels do agree with themselves across such splits and its
-// AVX2 ones do not (16 x 24 . 24 x 6 against its 6 columns one by one differs in the last bit):
-// at 256 bits every GEMM stays on OpenBLAS, whose bits for that case are the whole GEMM's.
+// to oneDNN (f32_gemm_by_onednn), the others stay on OpenBLAS. Neither library's bits are the same
+// for a GEMM and its row or column blocks in general (OpenBLAS's edge kernels and SkylakeX's direct
+// and small-matrix paths sum in another order), so a choice by the rows changes no promise
+// (docs/design.md: a sharded GEMM's bits need not be the unsharded one's). oneDNN's 512-bit
+// kernels do agree with themselves across such splits and its AVX2 ones do not (16 x 24 . 24 x 6
+// against its 6 columns one by one differs in the last bit): at 256 bits every GEMM stays on
+// OpenBLAS, whose bits for that case are the whole GEMM's.
 // TESSEL_F32_GEMM=onednn / openblas forces one library.
 //
 // Threads: a primitive runs on oneDNN's OpenMP threads, the same as Kokkos's and OpenBLAS's; inside
