@@ -56,10 +56,16 @@ def report(name, seconds, tokens):
     return name, tokens / seconds
 
 
-def run_torch(reps, compile_model, bf16):
+def run_torch(reps, compile_model, bf16, emulate_casts=False):
     import torch
     import transformers
     from transformers import StaticCache
+
+    # Inductor fuses bfloat16 ops computing in float32 and rounds only what it stores; with
+    # emulate_precision_casts it rounds each op's result as eager PyTorch (and XLA, and tessel) do.
+    if compile_model:
+        import torch._inductor.config
+        torch._inductor.config.emulate_precision_casts = emulate_casts
 
     c = CONFIG
     dtype = torch.bfloat16 if bf16 else torch.float32
@@ -72,6 +78,7 @@ def run_torch(reps, compile_model, bf16):
     model = transformers.LlamaForCausalLM(cfg).eval().to(dtype)
     label = "torch_compile" if compile_model else "torch_eager"
     label += "_bf16" if dtype == torch.bfloat16 else ""
+    label += "_emulated_casts" if emulate_casts else ""
     forward = torch.compile(model.forward, dynamic=False) if compile_model else model.forward
     print(f"# torch {torch.__version__}, transformers {transformers.__version__}, threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}")
@@ -238,6 +245,9 @@ def main():
     a.add_argument("--torch", action="store_true")
     a.add_argument("--compile", action="store_true", help="with --torch: torch.compile the model's forward")
     a.add_argument("--bf16", action="store_true", help="the model in bfloat16 (PyTorch and JAX)")
+    a.add_argument("--emulate-casts", action="store_true",
+                   help="with --compile --bf16: Inductor rounds every op's result to bfloat16, as eager PyTorch, "
+                        "XLA and tessel do (torch._inductor.config.emulate_precision_casts)")
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
@@ -248,7 +258,7 @@ def main():
     args = a.parse_args()
     peers = []
     if args.torch:
-        peers.append((run_torch(args.reps, args.compile, args.bf16), 1))  # PyTorch: one process, all cores
+        peers.append((run_torch(args.reps, args.compile, args.bf16, args.emulate_casts), 1))  # PyTorch: one process, all cores
     if args.jax:
         peers.append((run_jax(args.reps, args.devices, args.bf16), args.devices))
     for measure, devices in peers:

@@ -53,12 +53,17 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
     c.estimate_us = step.estimate_us;
     GraphNode const& n = g[static_cast<std::size_t>(step.node)];
     StepBlocks blocks;
-    for (int o : step.operands) {
+    for (std::size_t k = 0; k < step.operands.size(); ++k) {
+      int const o = step.operands[k];
       auto const& s = held[static_cast<std::size_t>(o)];
       if (!s) continue;  // a scalar
-      std::size_t const from = plan.node_of_slot(o);
+      std::size_t from = plan.node_of_slot(o);
+      // A GEMM reading a view in place reads the view's blocks.
+      int const view = k < step.through_view.size() ? step.through_view[k] : -1;
+      if (view >= 0) from = static_cast<std::size_t>(view);
       GraphNode const& read = g[from];
-      Shape const& block = blocks.reads.emplace_back(s->block_shape(read.shape));
+      NamedSharding const& sharding = view >= 0 ? *plan.nodes[from].after_collective : *s;
+      Shape const& block = blocks.reads.emplace_back(sharding.block_shape(read.shape));
       // A collective completing its node's partial values reads them as they were made.
       std::size_t const element = step.kind == StepKind::collective && from == static_cast<std::size_t>(step.node)
                                       ? made_element_bytes(plan, step)

@@ -23,6 +23,7 @@
 #include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/region_space.hpp"
 
 namespace tessel::detail {
 namespace {
@@ -69,11 +70,10 @@ std::optional<std::pair<std::int64_t, std::int64_t>> merged(Shape const& shape, 
   return std::pair{extent, stride};
 }
 
-std::optional<StridedOperand> strided_operand(Shape const& shape, FixedVector<std::uint8_t, max_rank> const& batch,
+std::optional<StridedOperand> strided_operand(Shape const& shape, std::int64_t const* strides,
+                                              FixedVector<std::uint8_t, max_rank> const& batch,
                                               FixedVector<std::uint8_t, max_rank> const& rows,
                                               FixedVector<std::uint8_t, max_rank> const& cols) {
-  std::int64_t strides[max_rank];
-  row_major_strides(shape, strides);
   auto r = merged(shape, strides, rows), c = merged(shape, strides, cols);
   if (!r || !c) return std::nullopt;
   auto [row_extent, row_stride] = *r;
@@ -107,25 +107,25 @@ struct PermuteGeometry {
   std::int64_t run, chunk, chunks;    // elements per run (contiguous in both), per work item; items per run
 };
 
-// dst = src with dimensions reordered (dst dimension k is src dimension order[k]), converted to
+// dst = src (of `shape`, element (i...) at sum of i_d * strides[d]) with dimensions reordered
+// (dst dimension k is src dimension order[k]), converted to
 // the GEMM's type G on the way (16-bit floats are multiplied as floats). When the innermost
 // dimension stays innermost (attention's (b, h, s, d) -> (b, s, h, d)), its runs are contiguous in
 // both: a work item copies the copy shape's chunk of one run (a whole run on hosts, in a loop the
 // compiler vectorizes; one element on GPUs, neighbouring threads on neighbouring elements), and
 // splits its index into coordinates once per run instead of once per element.
 template <class T, class G = T>
-void permute(Device const& dev, T const* src, Shape const& shape, Order const& order, G* dst) {
+void permute(Device const& dev, T const* src, Shape const& shape, std::int64_t const* strides, Order const& order,
+             G* dst) {
   std::int64_t const n = shape.num_elements();
   if (n == 0) return;
   PermuteGeometry g{};
   int const rank = static_cast<int>(order.size());
-  std::int64_t strides[max_rank];
-  row_major_strides(shape, strides);
   for (int k = 0; k < rank; ++k) {
     g.extent[k] = shape[order[static_cast<std::size_t>(k)]];
     g.src_stride[k] = strides[order[static_cast<std::size_t>(k)]];
   }
-  bool const keeps_inner = rank > 0 && order[static_cast<std::size_t>(rank - 1)] == rank - 1;
+  bool const keeps_inner = rank > 0 && order[static_cast<std::size_t>(rank - 1)] == rank - 1 && strides[rank - 1] == 1;
   g.outer = keeps_inner ? rank - 1 : rank;
   g.run = keeps_inner ? g.extent[rank - 1] : 1;
   g.chunk = std::min(g.run, backend::copies_on<ExecSpace>::chunk);
@@ -190,14 +190,42 @@ F32Gemm f32_gemm_from_environment() {
                               f32_gemm_name);
 }
 
+// Device `pos`'s block of a GEMM operand as it lies in memory: the value's shard, or the view's
+// block within it (runtime/region_space.hpp's view_layout: the shard's strides, an offset).
+struct Block {
+  std::byte const* data;
+  DType dtype;
+  Shape shape;
+  std::int64_t strides[max_rank]{};
+  bool row_major = true;
+};
+
+Block block_of(DotOperand const& o, std::size_t pos) {
+  ShardBuffer const& shard = o.value.shards[pos];
+  Block b{shard.bytes.data(), o.value.dtype, shard.index.extent()};
+  if (!o.view) {
+    row_major_strides(b.shape, b.strides);
+    return b;
+  }
+  LeafLayout const l = view_layout(*o.view, b.shape, o.view_sharding->shard_shape(*o.view_shape, static_cast<int>(pos)));
+  if (l.shape.num_elements() > 0) b.data += l.offset * static_cast<std::int64_t>(size_of(b.dtype));
+  b.shape = l.shape;
+  std::copy(l.stride, l.stride + max_rank, b.strides);
+  std::int64_t row_major[max_rank];
+  row_major_strides(b.shape, row_major);
+  b.row_major = std::equal(row_major, row_major + b.shape.size(), b.strides);
+  return b;
+}
+
 // The operands' and the result's dtypes may differ from the GEMM's: it reads operands of type In,
 // sums in T and writes Out (In = Out = T but for 16-bit operands of a backend with a 16-bit GEMM,
 // which writes float or their own type). An operand of another dtype than In is converted into a
 // temporary in GEMM order, and a result of another dtype than Out is written into an Out temporary
 // that is rounded into it (jnp.dot of bfloat16 accumulates in float and rounds once).
 template <class T, class In = T, class Out = T>
-void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
-  DotMapping const map = dot_mapping(dims, lhs.shape.size(), rhs.shape.size());
+void local_dot_typed(DotOperand const& lhs, DotOperand const& rhs, DotDims const& dims, TensorImpl& out) {
+  auto rank = [](DotOperand const& o) { return o.view ? o.view_shape->size() : o.value.shape.size(); };
+  DotMapping const map = dot_mapping(dims, rank(lhs), rank(rhs));
   // One GEMM per batch entry of each device's block; a device's sizes are its own (an uneven
   // split makes the last devices' blocks short, or empty).
   std::vector<GemmCall<In, Out>> gemms;
@@ -211,7 +239,8 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
   std::vector<Rounding> roundings;
   std::int64_t largest = 0;  // multiply-adds of the largest GEMM
   for (std::size_t pos : local_positions(out)) {
-    Shape const ls = lhs.shard_shape(pos), rs = rhs.shard_shape(pos);
+    Block const lb_ = block_of(lhs, pos), rb_ = block_of(rhs, pos);
+    Shape const &ls = lb_.shape, &rs = rb_.shape;
     Order lorder, rorder;
     std::int64_t batch = 1, m = 1, n = 1, k = 1;
     for (auto d : dims.lhs_batch) lorder.push_back(d), batch *= ls[d];
@@ -241,33 +270,38 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
       temporaries.push_back(std::move(tmp));
     }
     // Each operand read in place when its block is a strided matrix per batch entry
-    // (strided_operand), else first copied into GEMM order by a transpose kernel of its own.
-    auto const lhs_strided = strided_operand(ls, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
-    auto const rhs_strided = strided_operand(rs, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
+    // (strided_operand) of the GEMM's type, or of another type laid out row-major (converted in
+    // its layout); else copied into GEMM order (and type) by a transpose kernel of its own.
+    auto in_place = [](Block const& b, std::optional<StridedOperand> const& s) {
+      return s && (b.dtype == dtype_of<In> || b.row_major);
+    };
+    auto lhs_strided = strided_operand(ls, lb_.strides, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
+    auto rhs_strided = strided_operand(rs, rb_.strides, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
+    if (!in_place(lb_, lhs_strided)) lhs_strided.reset();
+    if (!in_place(rb_, rhs_strided)) rhs_strided.reset();
     MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
     MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
     // An operand in GEMM order and type: read in place, or permuted and/or converted into a
-    // temporary (a strided operand of another dtype keeps its layout).
-    auto operand = [&](TensorImpl const& t, Shape const& shape, Order const& order, bool strided) -> In const* {
-      std::byte const* data = t.shards[pos].bytes.data();
-      bool const reorder = !strided && !identity(order);
-      if (t.dtype == dtype_of<In> && !reorder) return reinterpret_cast<In const*>(data);
-      auto tmp = acquire_device_memory(exec, static_cast<std::size_t>(shape.num_elements()) * sizeof(In));
+    // temporary (a strided row-major operand of another dtype keeps its layout).
+    auto operand = [&](Block const& b, Order const& order, bool strided) -> In const* {
+      bool const reorder = !strided && !(b.row_major && identity(order));
+      if (b.dtype == dtype_of<In> && !reorder) return reinterpret_cast<In const*>(b.data);
+      auto tmp = acquire_device_memory(exec, static_cast<std::size_t>(b.shape.num_elements()) * sizeof(In));
       auto* dst = reinterpret_cast<In*>(tmp.get());
       if constexpr (std::is_same_v<In, T>) {
-        visit(t.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)
-          auto const* src = reinterpret_cast<decltype(tag) const*>(data);
-          if (reorder) permute(exec, src, shape, order, dst);
-          else convert(exec, src, shape.num_elements(), dst);
+        visit(b.dtype, [&](auto tag) {  // (int32 operands were refused by local_dot)
+          auto const* src = reinterpret_cast<decltype(tag) const*>(b.data);
+          if (reorder) permute(exec, src, b.shape, b.strides, order, dst);
+          else convert(exec, src, b.shape.num_elements(), dst);
         });
       } else {  // a 16-bit GEMM's operands are of its type: only their order may change
-        permute(exec, reinterpret_cast<In const*>(data), shape, order, dst);
+        permute(exec, reinterpret_cast<In const*>(b.data), b.shape, b.strides, order, dst);
       }
       temporaries.push_back(std::move(tmp));
       return dst;
     };
-    In const* a = operand(lhs, ls, lorder, lhs_strided.has_value());
-    In const* b = operand(rhs, rs, rorder, rhs_strided.has_value());
+    In const* a = operand(lb_, lorder, lhs_strided.has_value());
+    In const* b = operand(rb_, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(GemmCall<In, Out>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                                   rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
@@ -286,14 +320,15 @@ void local_dot_typed(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const
 // Two operands of 16-bit type H: the GEMM writes an H result itself (rounding its float sums as
 // it stores them), any other result as float.
 template <class H>
-void half_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
+void half_dot(DotOperand const& lhs, DotOperand const& rhs, DotDims const& dims, TensorImpl& out) {
   if (out.dtype == dtype_of<H>) local_dot_typed<float, H, H>(lhs, rhs, dims, out);
   else local_dot_typed<float, H, float>(lhs, rhs, dims, out);
 }
 
 }  // namespace
 
-void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out) {
+void local_dot(DotOperand const& l, DotOperand const& r, DotDims const& dims, TensorImpl& out) {
+  TensorImpl const &lhs = l.value, &rhs = r.value;
   // The GEMM runs in float64 for a float64 result, else in float32 (mixed operands are
   // converted to it).
   if (out.dtype == DType::int32 || lhs.dtype == DType::int32 || rhs.dtype == DType::int32)
@@ -302,12 +337,12 @@ void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims
                             name(lhs.dtype), name(rhs.dtype)));
   // Two operands of one 16-bit dtype go to the backend's 16-bit GEMM where it has one (float sums,
   // as the widened operands' float GEMM: only the order of the sums differs).
-  if (out.dtype == DType::float64) local_dot_typed<double>(lhs, rhs, dims, out);
+  if (out.dtype == DType::float64) local_dot_typed<double>(l, r, dims, out);
   else if (lhs.dtype == rhs.dtype && runs_16bit_gemms(lhs.dtype)) {
-    if (lhs.dtype == DType::bfloat16) half_dot<bfloat16>(lhs, rhs, dims, out);
-    else half_dot<float16>(lhs, rhs, dims, out);
+    if (lhs.dtype == DType::bfloat16) half_dot<bfloat16>(l, r, dims, out);
+    else half_dot<float16>(l, r, dims, out);
   } else {
-    local_dot_typed<float>(lhs, rhs, dims, out);
+    local_dot_typed<float>(l, r, dims, out);
   }
 }
 

@@ -112,12 +112,23 @@ class TraceWriter final : public StepObserver {
       plan::StepBlocks blocks;
       blocks.made = out.index.extent();
       ShardBuffer const* first = nullptr;
-      for (auto const& in : inputs_) {
+      for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        auto const& in = inputs_[i];
         ShardBuffer const* s = in ? shard_on(*in, d) : nullptr;
         if (!s) continue;
         if (!first) first = s;
-        read += static_cast<double>(s->bytes.size());
-        blocks.reads.push_back(s->index.extent());
+        int const view = i < step.through_view.size() ? step.through_view[i] : -1;
+        if (view < 0) {
+          read += static_cast<double>(s->bytes.size());
+          blocks.reads.push_back(s->index.extent());
+          continue;
+        }
+        // A GEMM reading a view in place read the view's block of the shard.
+        auto const& v = plan.graph[static_cast<std::size_t>(view)];
+        Shape const block = plan.nodes[static_cast<std::size_t>(view)].after_collective->shard_shape(
+            v.shape, static_cast<int>(s - in->shards.data()));
+        read += static_cast<double>(block.num_elements()) * static_cast<double>(size_of(in->dtype));
+        blocks.reads.push_back(block);
       }
       if (step.kind == plan::StepKind::view) read = 0;  // the same blocks, seen as another shape
       else written = static_cast<double>(out.bytes.size());

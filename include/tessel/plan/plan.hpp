@@ -2,6 +2,7 @@
 // A plan: for every node of the graph, the sharding its value has and what it costs to get it
 // there; and the instructions the executor runs, in order, which explain prints.
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -95,6 +96,9 @@ struct Step {
   // Value slots read (see Plan::slot): a reshard, collective or view reads one, a GEMM two, a
   // concatenate each operand, a kernel every tensor its region reads.
   std::vector<int> operands;
+  // A GEMM's operands read in place through a view (a slice or transpose of the slot's value,
+  // which no step copies out): per operand, the view's graph node, or -1 (DotRules::materialize).
+  std::array<int, 2> through_view{-1, -1};
   // reshards: the sharding this step produces; collectives: the sharding after them.
   std::optional<NamedSharding> to;
   // The steps of a sharding change: the sharding they read, and what the change is for ("operand",

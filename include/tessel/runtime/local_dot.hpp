@@ -3,13 +3,24 @@
 #include <string>
 
 #include "tessel/expr/dot.hpp"
+#include "tessel/expr/view.hpp"
 #include "tessel/runtime/tensor_impl.hpp"
 
 namespace tessel::detail {
 
+// An operand of local_dot: a value, or a slice or transpose of it read in place (the plan's
+// Step::through_view): the view, its global shape and its own sharding, whose blocks the GEMM
+// multiplies.
+struct DotOperand {
+  TensorImpl const& value;
+  ViewSpec const* view = nullptr;
+  Shape const* view_shape = nullptr;
+  NamedSharding const* view_sharding = nullptr;
+};
+
 // out's shards (tiled as the plan's partial sharding) = lhs block x rhs block on each device;
 // lhs, rhs and out are on the same mesh, tiled consistently with the dimension numbers.
-void local_dot(TensorImpl const& lhs, TensorImpl const& rhs, DotDims const& dims, TensorImpl& out);
+void local_dot(DotOperand const& lhs, DotOperand const& rhs, DotDims const& dims, TensorImpl& out);
 
 // How local_dot runs the devices' GEMMs on a host backend, where all logical devices share the
 // host's cores (GPU backends run each device's GEMM on its own stream regardless).

@@ -15,7 +15,15 @@ void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state)
   DType dtype = dtype_named(k.node().dtype);
   if (k.node_plan().collective && (dtype == DType::bfloat16 || dtype == DType::float16)) dtype = DType::float32;
   auto partial = TensorImpl::allocate(k.node().shape, dtype, *k.node_plan().partial);
-  local_dot(*k.operand(0), *k.operand(1), k.node().dot, *partial);
+  // An operand read through a view (plan::Step::through_view) is that view's operand: the GEMM
+  // multiplies the view's blocks within it.
+  auto operand = [&](std::size_t i) {
+    int const v = step.through_view[i];
+    if (v < 0) return DotOperand{*k.operand(i)};
+    auto const& view = plan.graph[static_cast<std::size_t>(v)];
+    return DotOperand{*k.operand(i), &view.view, &view.shape, &*plan.nodes[static_cast<std::size_t>(v)].after_collective};
+  };
+  local_dot(operand(0), operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
 }
 

@@ -3,6 +3,7 @@
 // the candidates); each device multiplies its blocks with a BLAS GEMM, and sharded contracting
 // dimensions leave partial sums for a collective.
 #include <algorithm>
+#include <array>
 #include <format>
 #include <string>
 #include <string_view>
@@ -148,12 +149,29 @@ class DotRules final : public OpRules {
     Planner::complete_partial(p.plan(i), d.partial, d.reduced_axes, req, n.shape.size());
   }
   constexpr void region(Scheduler& s, int i, Region& r) const override { s.boundary(i, r); }
+  // A slice or transpose the GEMM reads as it is, with its own sharding: it reads the view's
+  // operand in place (a strided matrix per batch entry where the strides allow, runtime/local_dot)
+  // instead of a copy the view would make. A decode step's attention over the first positions of a
+  // preallocated cache is such a slice.
+  static constexpr bool read_in_place(Scheduler const& s, int c) {
+    GraphNode const& v = s.node(c);
+    NodePlan const& p = s.at(c);
+    return v.kind == NodeKind::view && (v.view.kind == ViewKind::slice || v.view.kind == ViewKind::transpose) &&
+           !p.reshard && p.reuses < 0 && p.same_as < 0;
+  }
   constexpr void materialize(Scheduler& s, int i) const override {
     GraphNode const& n = s.node(i);
-    for (int c : n.children) s.operand(c);
+    std::array<int, 2> reads{}, through{-1, -1};
+    for (std::size_t k = 0; k < 2; ++k) {
+      int const c = n.children[k];
+      int const read = read_in_place(s, c) ? s.node(c).children[0] : c;
+      s.operand(read);
+      reads[k] = s.slot(read);
+      if (read != c) through[k] = c;
+    }
     auto const& sh = *s.at(i).partial;
-    s.add(StepKind::kernel, i, sh.mesh().num_devices(), {"gemm", s.user_op(i)},
-          {s.slot(n.children[0]), s.slot(n.children[1])});
+    s.add(StepKind::kernel, i, sh.mesh().num_devices(), {"gemm", s.user_op(i)}, {reads[0], reads[1]}).through_view =
+        through;
     s.collective_steps(i);
     s.result_reshard(i);
   }
@@ -162,11 +180,14 @@ class DotRules final : public OpRules {
     if (step.kind != StepKind::kernel) return reduction_text(plan, step, "dot_general contracting sharded dimensions");
     GraphNode const& n = node_of(plan, step);
     auto const& sh = *plan_of(plan, step.node).partial;
-    return std::format("gemm      dot_general -> {} {} on {} devices: {} per device, local result {}", type_text(n),
+    std::string in_place;
+    for (int v : step.through_view)
+      if (v >= 0) in_place += std::format(", reads {}#{} in place", plan.graph[static_cast<std::size_t>(v)].op, v);
+    return std::format("gemm      dot_general -> {} {} on {} devices: {} per device, local result {}{}", type_text(n),
                        to_string(sh.spec()), sh.mesh().num_devices(),
                        gemm_text(plan.graph[static_cast<std::size_t>(n.children[0])],
                                  plan.graph[static_cast<std::size_t>(n.children[1])], n),
-                       block_shapes_text(sh, n.shape));
+                       block_shapes_text(sh, n.shape), in_place);
   }
 };
 
