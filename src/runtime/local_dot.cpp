@@ -207,13 +207,15 @@ Block block_of(DotOperand const& o, std::size_t pos) {
     row_major_strides(b.shape, b.strides);
     return b;
   }
-  LeafLayout const l = view_layout(*o.view, b.shape, o.view_sharding->shard_shape(*o.view_shape, static_cast<int>(pos)));
+  Shape const own = o.view_sharding->shard_shape(*o.view_shape, static_cast<int>(pos));
+  LeafLayout const l = view_layout(*o.view, b.shape, own);
   if (l.shape.num_elements() > 0) b.data += l.offset * static_cast<std::int64_t>(size_of(b.dtype));
   b.shape = l.shape;
   std::copy(l.stride, l.stride + max_rank, b.strides);
   std::int64_t row_major[max_rank];
   row_major_strides(b.shape, row_major);
-  b.row_major = std::equal(row_major, row_major + b.shape.size(), b.strides);
+  for (std::size_t d = 0; d < b.shape.size(); ++d)
+    b.row_major = b.row_major && (b.shape[d] == 1 || b.strides[d] == row_major[d]);
   return b;
 }
 
@@ -239,8 +241,8 @@ void local_dot_typed(DotOperand const& lhs, DotOperand const& rhs, DotDims const
   std::vector<Rounding> roundings;
   std::int64_t largest = 0;  // multiply-adds of the largest GEMM
   for (std::size_t pos : local_positions(out)) {
-    Block const lb_ = block_of(lhs, pos), rb_ = block_of(rhs, pos);
-    Shape const &ls = lb_.shape, &rs = rb_.shape;
+    Block const lhs_block = block_of(lhs, pos), rhs_block = block_of(rhs, pos);
+    Shape const &ls = lhs_block.shape, &rs = rhs_block.shape;
     Order lorder, rorder;
     std::int64_t batch = 1, m = 1, n = 1, k = 1;
     for (auto d : dims.lhs_batch) lorder.push_back(d), batch *= ls[d];
@@ -275,10 +277,10 @@ void local_dot_typed(DotOperand const& lhs, DotOperand const& rhs, DotDims const
     auto in_place = [](Block const& b, std::optional<StridedOperand> const& s) {
       return s && (b.dtype == dtype_of<In> || b.row_major);
     };
-    auto lhs_strided = strided_operand(ls, lb_.strides, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
-    auto rhs_strided = strided_operand(rs, rb_.strides, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
-    if (!in_place(lb_, lhs_strided)) lhs_strided.reset();
-    if (!in_place(rb_, rhs_strided)) rhs_strided.reset();
+    auto lhs_strided = strided_operand(ls, lhs_block.strides, dims.lhs_batch, map.lhs_free, dims.lhs_contract);
+    auto rhs_strided = strided_operand(rs, rhs_block.strides, dims.rhs_batch, dims.rhs_contract, map.rhs_free);
+    if (!in_place(lhs_block, lhs_strided)) lhs_strided.reset();
+    if (!in_place(rhs_block, rhs_strided)) rhs_strided.reset();
     MatrixLayout const la = lhs_strided ? MatrixLayout{lhs_strided->transposed, lhs_strided->ld} : MatrixLayout{false, k};
     MatrixLayout const lb = rhs_strided ? MatrixLayout{rhs_strided->transposed, rhs_strided->ld} : MatrixLayout{false, n};
     // An operand in GEMM order and type: read in place, or permuted and/or converted into a
@@ -300,8 +302,8 @@ void local_dot_typed(DotOperand const& lhs, DotOperand const& rhs, DotDims const
       temporaries.push_back(std::move(tmp));
       return dst;
     };
-    In const* a = operand(lb_, lorder, lhs_strided.has_value());
-    In const* b = operand(rb_, rorder, rhs_strided.has_value());
+    In const* a = operand(lhs_block, lorder, lhs_strided.has_value());
+    In const* b = operand(rhs_block, rorder, rhs_strided.has_value());
     for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(GemmCall<In, Out>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
                                   rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,

@@ -33,8 +33,8 @@ std::vector<std::int64_t> strides_of(Shape const& shape) {
 
 // scores (b, h, s, t) = sum over d of q (b, s, h, d) * cache (b, t, h, d), t < window: attention's
 // q . k^T over the first `window` positions of a cache.
-std::vector<float> host_scores(std::vector<float> const& q, Shape const& qs, std::vector<float> const& c, Shape const& cs,
-                               std::int64_t window) {
+std::vector<float> host_scores(std::vector<float> const& q, Shape const& qs, std::vector<float> const& c,
+                               Shape const& cs, std::int64_t window) {
   auto const qst = strides_of(qs), cst = strides_of(cs);
   std::vector<float> out;
   for (std::int64_t b = 0; b < qs[0]; ++b)
@@ -51,7 +51,8 @@ std::vector<float> host_scores(std::vector<float> const& q, Shape const& qs, std
 }
 
 // out (b, h, s, d) = sum over t < window of p (b, h, s, t) * cache (b, t, h, d): attention's p . v.
-std::vector<float> host_mix(std::vector<float> const& p, Shape const& ps, std::vector<float> const& c, Shape const& cs) {
+std::vector<float> host_mix(std::vector<float> const& p, Shape const& ps, std::vector<float> const& c,
+                            Shape const& cs) {
   auto const pst = strides_of(ps), cst = strides_of(cs);
   std::vector<float> out;
   for (std::int64_t b = 0; b < ps[0]; ++b)
@@ -126,10 +127,12 @@ TEST_CASE("a view the GEMM cannot read as a strided matrix is copied into GEMM o
       double acc = 0;
       for (std::int64_t a = 0; a < 5; ++a)
         for (std::int64_t b = 0; b < 6; ++b)
-          acc += double(hx[static_cast<std::size_t>(i * 40 + a * 8 + b + 1)]) * hw[static_cast<std::size_t>(a * 24 + b * 4 + j)];
+          acc += double(hx[static_cast<std::size_t>(i * 40 + a * 8 + b + 1)]) *
+                 hw[static_cast<std::size_t>(a * 24 + b * 4 + j)];
       want.push_back(static_cast<float>(acc));
     }
-  for (auto const& mesh : {make_mesh({1}, {"a"}, {0}), make_mesh({2, 4}, {"a", "b"}), make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2})}) {
+  for (auto const& mesh :
+       {make_mesh({1}, {"a"}, {0}), make_mesh({2, 4}, {"a", "b"}), make_mesh({3, 2}, {"a", "b"}, {5, 0, 3, 1, 7, 2})}) {
     auto const x = device_put(hx, xs, NamedSharding(mesh, P("a")));
     auto const w = device_put(hw, ws, NamedSharding(mesh, P()));
     auto const y = dot_general(slice(x, {0, 0, 1}, {6, 5, 7}), w, DotDims{{1, 2}, {0, 1}, {}, {}});
@@ -138,7 +141,8 @@ TEST_CASE("a view the GEMM cannot read as a strided matrix is copied into GEMM o
     require_close(eval(y).to_host(), want);
     // The slice transposed (b, a, i), contracted over (a, b): the same sums, read through the
     // transpose in place (the slice under it is copied: a view of a view).
-    auto const yt = dot_general(transpose(slice(x, {0, 0, 1}, {6, 5, 7}), {2, 1, 0}), w, DotDims{{1, 0}, {0, 1}, {}, {}});
+    auto const yt =
+        dot_general(transpose(slice(x, {0, 0, 1}, {6, 5, 7}), {2, 1, 0}), w, DotDims{{1, 0}, {0, 1}, {}, {}});
     INFO(explain(yt));
     require_close(eval(yt).to_host(), want);
   }

@@ -21,7 +21,8 @@ void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state)
     int const v = step.through_view[i];
     if (v < 0) return DotOperand{*k.operand(i)};
     auto const& view = plan.graph[static_cast<std::size_t>(v)];
-    return DotOperand{*k.operand(i), &view.view, &view.shape, &*plan.nodes[static_cast<std::size_t>(v)].after_collective};
+    auto const& own = *plan.nodes[static_cast<std::size_t>(v)].after_collective;
+    return DotOperand{*k.operand(i), &view.view, &view.shape, &own};
   };
   local_dot(operand(0), operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
