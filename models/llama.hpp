@@ -214,10 +214,6 @@ inline constexpr auto mlp = [](auto const& x, auto const& g, auto const& w_gate,
   return dot_general(gate * sigmoid(gate) * dot_general(n, w_up, dense), w_down, dense);
 };
 
-inline constexpr auto project_heads = [](auto const& n, auto const& w, auto const& b) {
-  return dot_general(n, w, DotDims{{2}, {0}, {}, {}}) + b;  // (b, s, e) . (e, h, d) -> (b, s, h, d)
-};
-
 }  // namespace llama
 
 // Loads a Llama-family model from `file` (Hugging Face's tensor names) onto `mesh` (axes dp and mp).
@@ -376,9 +372,19 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     LlamaLayer<T> const& y = m.layers[l];
     Tensor<T> n = rms_norm(x, y.attn_norm, eps);
-    Tensor<T> q = rotate(project_heads(n, y.wq, y.bq), cos, sin);
-    Tensor<T> k = rotate(project_heads(n, y.wk, y.bk), cos, sin);
-    Tensor<T> v = project_heads(n, y.wv, y.bv);
+    // q, k and v with their biases where the model has them (Qwen2). Llama's have none: adding its
+    // zero biases cost a pass over each projection (and turned a -0 into +0, which HF's Linear
+    // without a bias does not).
+    auto heads = [&](Tensor<T> const& w, Tensor<T> const& b, bool rotated) {
+      auto const plain = dot_general(n, w, DotDims{{2}, {0}, {}, {}});  // (b, s, e) . (e, h, d) -> (b, s, h, d)
+      if (c.qkv_bias) return rotated ? Tensor<T>(rotate(plain + b, cos, sin)) : Tensor<T>(plain + b);
+      return rotated ? Tensor<T>(rotate(plain, cos, sin)) : Tensor<T>(plain);
+    };
+    Tensor<T> q = heads(y.wq, y.bq, true), k = heads(y.wk, y.bk, true), v = heads(y.wv, y.bv, false);
+    // The residual after attention, with the output projection's bias where the model has one.
+    auto attended = [&](Tensor<T> const& a) {
+      return c.o_bias ? Tensor<T>(x + (project_out(a, y.wo) + y.bo)) : Tensor<T>(x + project_out(a, y.wo));
+    };
     if (caches) {
       Tensor<T>& kc = (*caches)[2 * l];
       Tensor<T>& vc = (*caches)[2 * l + 1];
@@ -386,12 +392,12 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
       vc = lax::dynamic_update_slice_in_dim(vc, v, offset, 1);
       if (window > 0 && window < kc.shape()[1]) {
         auto const seen = [&](Tensor<T> const& c) { return slice_in_dim(c, 0, window, 1); };
-        x = x + (project_out(attend<T>(q, seen(kc), seen(vc), offset), y.wo) + y.bo);
+        x = attended(attend<T>(q, seen(kc), seen(vc), offset));
       } else {
-        x = x + (project_out(attend<T>(q, kc, vc, offset), y.wo) + y.bo);
+        x = attended(attend<T>(q, kc, vc, offset));
       }
     } else {
-      x = x + (project_out(attend<T>(q, k, v, offset), y.wo) + y.bo);
+      x = attended(attend<T>(q, k, v, offset));
     }
     x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }
