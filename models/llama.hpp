@@ -167,6 +167,17 @@ inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std:
   return reshape(lax::dynamic_slice_in_dim(table, offset, seq, 0), {seq, 1, table.shape()[1]});
 };
 
+// The scaled scores where `visible`, else -inf. softmax reads them in three passes (max, sum,
+// result): in a 16-bit type each pass would scale and mask them again, rounding after each op, so
+// they are made once (bf16 prefill's trace: 1.85 -> 1.46 ms per forward); float32 computes them
+// again for less than a pass costs (0.96 against 1.04 ms).
+inline constexpr auto masked = [](auto const& visible, auto const& scores) {
+  using S = expr_value_t<decltype(scores)>;
+  auto m = where(visible, scores, -std::numeric_limits<float>::infinity());
+  if constexpr (sizeof(S) == 2) return Tensor<S>(m);
+  else return m;
+};
+
 // Queries at positions offset + i attend to keys at positions j <= offset + i. q (b, s, H, d);
 // k, v (b, t, H, d) -> (b, H, s, d).
 inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const& v, auto const& offset) {
@@ -175,8 +186,7 @@ inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const
   auto scores = dot_general(q, k, qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 3) <= iota<std::int32_t>(ss, 2) + offset;
-  float const ninf = -std::numeric_limits<float>::infinity();
-  return dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
+  return dot_general(softmax(masked(visible, scores), -1), v, pv);
 };
 
 // The same with k and v holding fewer (KV) heads, each serving its group of query heads (HF's
@@ -195,8 +205,7 @@ Tensor<T> attend(Q const& q, K const& k, V const& v, Offset const& offset) {
   auto scores = dot_general(grouped, k, qk) * (1.0 / std::sqrt(static_cast<double>(qs[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 4) <= iota<std::int32_t>(ss, 2) + offset;
-  float const ninf = -std::numeric_limits<float>::infinity();
-  auto out = dot_general(softmax(where(visible, scores, ninf), -1), v, pv);
+  auto out = dot_general(softmax(masked(visible, scores), -1), v, pv);
   return Tensor<T>(reshape(transpose(out, {0, 1, 3, 2, 4}), {qs[0], qs[2], qs[1], qs[3]}));  // (b, H, s, d)
 }
 
