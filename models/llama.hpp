@@ -152,6 +152,41 @@ std::pair<Tensor<T>, Tensor<T>> rope_tables(LlamaConfig const& c, NamedSharding 
   return {table(false), table(true)};
 }
 
+// A 16-bit model computes as Hugging Face's does where that differs from JAX's arithmetic (every op
+// rounded to the model's type): its RMSNorm normalizes in float32 and rounds once before the
+// weight, its SiLU computes in float32 and rounds once, and attention's softmax runs in float32
+// (softmax(dtype=float32)). Its logits come closer to HF's, and each rounding left out saves a few
+// instructions per element. A float32 model uses the library's rms_norm, sigmoid and softmax.
+template <class X>
+constexpr bool half_model = sizeof(expr_value_t<X>) == 2;
+
+inline constexpr auto norm = [](auto const& x, auto const& w, double eps) {
+  using X = std::remove_cvref_t<decltype(x)>;
+  if constexpr (half_model<X>) {
+    auto const x32 = astype<float>(x);
+    return w * astype<expr_value_t<X>>(x32 * rsqrt(mean(square(x32), -1, true) + eps));
+  } else {
+    return rms_norm(x, w, eps);
+  }
+};
+
+inline constexpr auto silu = [](auto const& g) {
+  using X = std::remove_cvref_t<decltype(g)>;
+  if constexpr (half_model<X>) {
+    auto const g32 = astype<float>(g);
+    return astype<expr_value_t<X>>(g32 / (1.0f + exp(-g32)));  // (PyTorch's silu, in float)
+  } else {
+    return g * sigmoid(g);
+  }
+};
+
+// softmax along the last axis (attention's probabilities).
+inline constexpr auto probabilities = [](auto const& scores) {
+  using X = std::remove_cvref_t<decltype(scores)>;
+  if constexpr (half_model<X>) return astype<expr_value_t<X>>(softmax(astype<float>(scores), -1));
+  else return softmax(scores, -1);
+};
+
 // Rotary embedding of x (batch, seq, heads, head_dim) at the positions whose cos and sin rows are
 // c and s (seq, 1, head_dim / 2): x * cos + rotate_half(x) * sin, written per half so each product
 // and sum is HF's: [x1 c - x2 s, x2 c + x1 s].
@@ -186,7 +221,7 @@ inline constexpr auto attend_heads = [](auto const& q, auto const& k, auto const
   auto scores = dot_general(q, k, qk) * (1.0 / std::sqrt(static_cast<double>(q.shape()[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 3) <= iota<std::int32_t>(ss, 2) + offset;
-  return dot_general(softmax(masked(visible, scores), -1), v, pv);
+  return dot_general(probabilities(masked(visible, scores)), v, pv);
 };
 
 // The same with k and v holding fewer (KV) heads, each serving its group of query heads (HF's
@@ -205,7 +240,7 @@ Tensor<T> attend(Q const& q, K const& k, V const& v, Offset const& offset) {
   auto scores = dot_general(grouped, k, qk) * (1.0 / std::sqrt(static_cast<double>(qs[3])));
   Shape const ss = scores.shape();
   auto visible = iota<std::int32_t>(ss, 4) <= iota<std::int32_t>(ss, 2) + offset;
-  auto out = dot_general(softmax(masked(visible, scores), -1), v, pv);
+  auto out = dot_general(probabilities(masked(visible, scores)), v, pv);
   return Tensor<T>(reshape(transpose(out, {0, 1, 3, 2, 4}), {qs[0], qs[2], qs[1], qs[3]}));  // (b, H, s, d)
 }
 
@@ -218,9 +253,8 @@ inline constexpr auto project_out = [](auto const& heads, auto const& wo) {
 inline constexpr auto mlp = [](auto const& x, auto const& g, auto const& w_gate, auto const& w_up, auto const& w_down,
                                double eps) {
   DotDims dense{{2}, {0}, {}, {}};
-  auto n = rms_norm(x, g, eps);
-  auto gate = dot_general(n, w_gate, dense);
-  return dot_general(gate * sigmoid(gate) * dot_general(n, w_up, dense), w_down, dense);
+  auto n = norm(x, g, eps);
+  return dot_general(silu(dot_general(n, w_gate, dense)) * dot_general(n, w_up, dense), w_down, dense);
 };
 
 }  // namespace llama
@@ -380,7 +414,7 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
   Tensor<T> cos = rope_rows(m.rope_cos, offset, seq), sin = rope_rows(m.rope_sin, offset, seq);
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     LlamaLayer<T> const& y = m.layers[l];
-    Tensor<T> n = rms_norm(x, y.attn_norm, eps);
+    Tensor<T> n = norm(x, y.attn_norm, eps);
     // q, k and v with their biases where the model has them (Qwen2). Llama's have none: adding its
     // zero biases cost a pass over each projection (and turned a -0 into +0, which HF's Linear
     // without a bias does not).
@@ -411,7 +445,7 @@ Tensor<T> forward_at(Llama<T> const& m, Tensor<std::int32_t> const& ids, Offset 
     x = x + mlp(x, y.mlp_norm, y.w_gate, y.w_up, y.w_down, eps);
   }
   if (logits_to_keep > 0 && logits_to_keep < seq) x = Tensor<T>(slice_in_dim(x, seq - logits_to_keep, seq, 1));
-  return dot_general(rms_norm(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
+  return dot_general(norm(x, m.norm, eps), m.head, DotDims{{2}, {1}, {}, {}});
 }
 }  // namespace llama
 

@@ -317,9 +317,11 @@ TEST_CASE("a bfloat16 Llama from safetensors gives Hugging Face's bfloat16 logit
     auto logits = models::forward(m, device_put(r.ids, Shape{r.batch, r.seq}, NamedSharding(mesh, P())));
     std::vector<float> got;
     for (bfloat16 v : process_allgather(logits)) got.push_back(static_cast<float>(v));
-    // Both round to bfloat16 (8 bits of mantissa) at places of their own: within 4 ulps of the
-    // largest logit (measured: 2.3 to 2.6). The float32 model's logits are as far from both.
-    CHECK(relative_error(got, want) < 4.0 / 256);
+    // Both round to bfloat16 (8 bits of mantissa) at the same places (the model computes its norms,
+    // SiLU and softmax in float32 as HF does, models/llama.hpp): within 1.5 ulps of the largest
+    // logit (measured on a Xeon with AMX: 1.01; 2.27 when every op rounded to bfloat16, as JAX's
+    // do). The float32 model's logits are further from both (measured: 1.94 ulps).
+    CHECK(relative_error(got, want) < 1.5 / 256);
     CHECK(relative_error(got, r.logits) < 4.0 / 256);
     by_mesh.push_back(got);
   }
