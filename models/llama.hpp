@@ -191,10 +191,16 @@ inline constexpr auto probabilities = [](auto const& scores) {
 // c and s (seq, 1, head_dim / 2): x * cos + rotate_half(x) * sin, written per half so each product
 // and sum is HF's: [x1 c - x2 s, x2 c + x1 s].
 inline constexpr auto rotate = [](auto const& x, auto const& c, auto const& s) {
-  std::int64_t const d = x.shape()[3], h = d / 2;
-  auto x1 = slice_in_dim(x, 0, h, 3);
-  auto x2 = slice_in_dim(x, h, d, 3);
-  return concatenate(3, x1 * c - x2 * s, x2 * c + x1 * s);
+  Shape const xs = x.shape();
+  std::int64_t const h = xs[3] / 2;
+  // Both halves in one kernel: x viewed as (batch, seq, heads, 2, half), each half computed where
+  // it is written (a concatenate of the two halves was a kernel per half and a copy).
+  Shape const halves{xs[0], xs[1], xs[2], 2, h};
+  auto xh = reshape(x, halves);
+  auto x1 = slice_in_dim(xh, 0, 1, 3), x2 = slice_in_dim(xh, 1, 2, 3);
+  auto cr = reshape(c, {c.shape()[0], 1, 1, h}), sr = reshape(s, {s.shape()[0], 1, 1, h});
+  auto first = iota<std::int32_t>(halves, 3) == 0;
+  return reshape(where(first, x1 * cr - x2 * sr, x2 * cr + x1 * sr), xs);
 };
 
 // Rows [offset, offset + seq) of a rotary table as (seq, 1, head_dim / 2).
