@@ -161,20 +161,18 @@ template <class X>
 constexpr bool half_model = sizeof(expr_value_t<X>) == 2;
 
 inline constexpr auto norm = [](auto const& x, auto const& w, double eps) {
-  using X = std::remove_cvref_t<decltype(x)>;
-  if constexpr (half_model<X>) {
+  if constexpr (half_model<decltype(x)>) {
     auto const x32 = astype<float>(x);
-    return w * astype<expr_value_t<X>>(x32 * rsqrt(mean(square(x32), -1, true) + eps));
+    return w * astype<expr_value_t<decltype(x)>>(x32 * rsqrt(mean(square(x32), -1, true) + eps));
   } else {
     return rms_norm(x, w, eps);
   }
 };
 
 inline constexpr auto silu = [](auto const& g) {
-  using X = std::remove_cvref_t<decltype(g)>;
-  if constexpr (half_model<X>) {
+  if constexpr (half_model<decltype(g)>) {
     auto const g32 = astype<float>(g);
-    return astype<expr_value_t<X>>(g32 / (1.0f + exp(-g32)));  // (PyTorch's silu, in float)
+    return astype<expr_value_t<decltype(g)>>(g32 / (1.0f + exp(-g32)));  // (PyTorch's silu, in float)
   } else {
     return g * sigmoid(g);
   }
@@ -182,8 +180,8 @@ inline constexpr auto silu = [](auto const& g) {
 
 // softmax along the last axis (attention's probabilities).
 inline constexpr auto probabilities = [](auto const& scores) {
-  using X = std::remove_cvref_t<decltype(scores)>;
-  if constexpr (half_model<X>) return astype<expr_value_t<X>>(softmax(astype<float>(scores), -1));
+  using S = expr_value_t<decltype(scores)>;
+  if constexpr (half_model<decltype(scores)>) return astype<S>(softmax(astype<float>(scores), -1));
   else return softmax(scores, -1);
 };
 
@@ -213,9 +211,8 @@ inline constexpr auto rope_rows = [](auto const& table, auto const& offset, std:
 // they are made once (bf16 prefill's trace: 1.85 -> 1.46 ms per forward); float32 computes them
 // again for less than a pass costs (0.96 against 1.04 ms).
 inline constexpr auto masked = [](auto const& visible, auto const& scores) {
-  using S = expr_value_t<decltype(scores)>;
   auto m = where(visible, scores, -std::numeric_limits<float>::infinity());
-  if constexpr (sizeof(S) == 2) return Tensor<S>(m);
+  if constexpr (half_model<decltype(scores)>) return Tensor<expr_value_t<decltype(scores)>>(m);
   else return m;
 };
 
