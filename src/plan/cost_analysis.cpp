@@ -10,6 +10,7 @@
 
 #include "tessel/plan/cost_model.hpp"
 #include "tessel/plan/passes.hpp"
+#include "tessel/plan/viewed_operand.hpp"
 #include "tessel/core/device_groups.hpp"
 
 namespace tessel::plan {
@@ -59,10 +60,10 @@ std::vector<InstructionCost> cost_analysis(Plan const& plan) {
       if (!s) continue;  // a scalar
       std::size_t from = plan.node_of_slot(o);
       // A GEMM reading a view in place reads the view's blocks.
-      int const view = k < step.through_view.size() ? step.through_view[k] : -1;
+      int const view = viewed_operand(step, k);
       if (view >= 0) from = static_cast<std::size_t>(view);
       GraphNode const& read = g[from];
-      NamedSharding const& sharding = view >= 0 ? *plan.nodes[from].after_collective : *s;
+      NamedSharding const& sharding = view >= 0 ? view_sharding(plan, view) : *s;
       Shape const& block = blocks.reads.emplace_back(sharding.block_shape(read.shape));
       // A collective completing its node's partial values reads them as they were made.
       std::size_t const element = step.kind == StepKind::collective && from == static_cast<std::size_t>(step.node)

@@ -22,6 +22,7 @@
 #include "tessel/runtime/step_devices.hpp"
 #include "tessel/runtime/step_observer.hpp"
 #include "tessel/plan/cost_analysis.hpp"
+#include "tessel/plan/viewed_operand.hpp"
 #include "tessel/runtime/device.hpp"
 
 namespace tessel {
@@ -117,7 +118,7 @@ class TraceWriter final : public StepObserver {
         ShardBuffer const* s = in ? shard_on(*in, d) : nullptr;
         if (!s) continue;
         if (!first) first = s;
-        int const view = i < step.through_view.size() ? step.through_view[i] : -1;
+        int const view = plan::viewed_operand(step, i);
         if (view < 0) {
           read += static_cast<double>(s->bytes.size());
           blocks.reads.push_back(s->index.extent());
@@ -125,8 +126,8 @@ class TraceWriter final : public StepObserver {
         }
         // A GEMM reading a view in place read the view's block of the shard.
         auto const& v = plan.graph[static_cast<std::size_t>(view)];
-        Shape const block = plan.nodes[static_cast<std::size_t>(view)].after_collective->shard_shape(
-            v.shape, static_cast<int>(s - in->shards.data()));
+        int const position = static_cast<int>(s - in->shards.data());
+        Shape const block = plan::view_sharding(plan, view).shard_shape(v.shape, position);
         read += static_cast<double>(block.num_elements()) * static_cast<double>(size_of(in->dtype));
         blocks.reads.push_back(block);
       }

@@ -2,6 +2,7 @@
 // leaving the partial products the plan's all-reduce or reduce-scatter (if any) completes (in
 // float32 for a 16-bit result: the executor rounds them once after it).
 #include "kernel.hpp"
+#include "tessel/plan/viewed_operand.hpp"
 #include "tessel/runtime/local_dot.hpp"
 
 namespace tessel::detail {
@@ -18,11 +19,10 @@ void dot_kernel(plan::Plan const& plan, plan::Step const& step, RunState& state)
   // An operand read through a view (plan::Step::through_view) is that view's operand: the GEMM
   // multiplies the view's blocks within it.
   auto operand = [&](std::size_t i) {
-    int const v = step.through_view[i];
+    int const v = plan::viewed_operand(step, i);
     if (v < 0) return DotOperand{*k.operand(i)};
     auto const& view = plan.graph[static_cast<std::size_t>(v)];
-    auto const& own = *plan.nodes[static_cast<std::size_t>(v)].after_collective;
-    return DotOperand{*k.operand(i), &view.view, &view.shape, &own};
+    return DotOperand{*k.operand(i), &view.view, &view.shape, &plan::view_sharding(plan, v)};
   };
   local_dot(operand(0), operand(1), k.node().dot, *partial);
   k.result(std::move(partial));
