@@ -7,6 +7,9 @@
 //    opt-in, expr/fast_math.hpp) likewise;
 //  - sum(x) of (8192, 4096) float32 sharded over rows: one output per device, its rows cut into
 //    runs the shape fixes (runtime/region_launch.hpp), as a fraction of the triad (bytes: one read).
+//  - a rotary embedding (models/llama.hpp's rotate) of (2, 128, 8, 64), float32 and bfloat16: rows
+//    of 32 elements under ten leaves, against the same arithmetic (x1 c - x2 s) over one long row
+//    of as many elements (fraction_of_long_rows: what the short rows' set-up costs).
 // Each on its 8 devices (devices:8) and on a mesh of one device (devices:1: the whole problem on
 // one logical device, one GPU stream), the same shapes.
 #include <benchmark/benchmark.h>
@@ -16,6 +19,7 @@
 #include "triad.hpp"
 #include "tessel/expr/fast_math.hpp"
 #include "tessel/tessel.hpp"
+#include "llama.hpp"
 
 namespace {
 
@@ -82,8 +86,27 @@ void BM_sum_all(benchmark::State& state) {
   state.counters["fraction_of_triad"] = (bytes / sum_s) / (triad.bytes() / triad_s);
 }
 
+template <class T>
+void BM_rotary(benchmark::State& state) {
+  constexpr std::int64_t batch = 2, seq = 128, heads = 8, dim = 64, n = batch * seq * heads * dim;
+  NamedSharding s(x_mesh(state), state.range(0) == 1 ? P() : P(None, None, "x", None));
+  NamedSharding flat(x_mesh(state), P("x"));
+  Tensor<T> x = astype<T>(random::normal(PRNGKey(5), {batch, seq, heads, dim}, s));
+  NamedSharding table(x_mesh(state), P());
+  Tensor<T> c = astype<T>(random::normal(PRNGKey(6), {seq, 1, dim / 2}, table));
+  Tensor<T> sn = astype<T>(random::normal(PRNGKey(7), {seq, 1, dim / 2}, table));
+  Tensor<T> a = astype<T>(random::normal(PRNGKey(8), {n}, flat)), b = astype<T>(random::normal(PRNGKey(9), {n}, flat));
+  auto rotary = [&] { benchmark::DoNotOptimize(eval(models::llama::rotate(x, c, sn))); };
+  auto long_rows = [&] { benchmark::DoNotOptimize(eval(a * b - b * a)); };
+  auto [rotary_s, long_s] = bench::time_interleaved(state, rotary, long_rows);
+  state.counters["elements_per_s"] = static_cast<double>(n) / rotary_s;
+  state.counters["fraction_of_long_rows"] = long_s / rotary_s;
+}
+
 }  // namespace
 
+BENCHMARK_TEMPLATE(BM_rotary, float)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_TEMPLATE(BM_rotary, bfloat16)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_fused_chain)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows_fast)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);

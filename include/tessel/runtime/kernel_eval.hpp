@@ -5,7 +5,11 @@
 //
 // Protocol: the kernel walks its iteration space row by row; begin_row(idx, outer[, row]) fixes the
 // leading `outer` coordinates and computes the row's fused reductions (by `row`: see SerialRow),
-// then at<Unit>(e) gives the value at position e of the last dimension. Unit = true promises every
+// then at<Unit>(e) gives the value at position e of the last dimension. step_row(idx, outer, moved,
+// extent[, row]) moves on to the next row, whose coordinates idx holds: coordinate `moved` grew by
+// one and those after it (up to `outer`) went from extent - 1 to 0. Leaves add and subtract strides
+// instead of computing their offset again, which for short rows under many leaves cost more than
+// the row's elements. Unit = true promises every
 // leaf walks that dimension contiguously (stride 1), which lets the compiler vectorize the row
 // loop; kernels check it before choosing that instantiation.
 #include "tessel/core/compile_pass.hpp"
@@ -56,6 +60,12 @@ struct LeafEval {
     inner = stride[outer];
     next_row = outer > 0 ? stride[outer - 1] : 0;
   }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const*, int outer, int moved, std::int64_t const* extent,
+                                       Row const& = {}) {
+    base += stride[moved];
+    for (int d = moved + 1; d < outer; ++d) base -= (extent[d] - 1) * stride[d];
+  }
   // Asks for position e of the next row ahead of time (a hint: rows that compute a lot while the
   // next row's memory is idle hide its latency this way).
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t e) const {
@@ -85,6 +95,8 @@ struct ScalarEval {
   W value{};
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const*, int, Row const& = {}) {}
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const*, int, int, std::int64_t const*, Row const& = {}) {}
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION W at(std::int64_t) const {
     return value;
@@ -111,6 +123,12 @@ struct IotaEval {
     base = start;
     for (int d = 0; d < outer; ++d) base += idx[d] * stride[d];
     inner = stride[outer];
+  }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const*, int outer, int moved, std::int64_t const* extent,
+                                       Row const& = {}) {
+    base += stride[moved];
+    for (int d = moved + 1; d < outer; ++d) base -= (extent[d] - 1) * stride[d];
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
   KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams&) const {}
@@ -161,6 +179,12 @@ struct NodeEval<Op, Compute, A> {
     a.begin_row(idx, outer, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const* idx, int outer, int moved, std::int64_t const* extent,
+                                       Row const& r = {}) {
+    a.step_row(idx, outer, moved, extent, r);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
+  }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION auto at(std::int64_t e) const {
     if constexpr (row_invariant && Fused) return row.value;
@@ -190,6 +214,13 @@ struct NodeEval<Op, Compute, A, B> {
   KOKKOS_INLINE_FUNCTION void begin_row(std::int64_t const* idx, int outer, Row const& r = {}) {
     a.begin_row(idx, outer, r);
     b.begin_row(idx, outer, r);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
+  }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const* idx, int outer, int moved, std::int64_t const* extent,
+                                       Row const& r = {}) {
+    a.step_row(idx, outer, moved, extent, r);
+    b.step_row(idx, outer, moved, extent, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -232,6 +263,14 @@ struct NodeEval<Op, Compute, C, A, B> {
     c.begin_row(idx, outer, r);
     a.begin_row(idx, outer, r);
     b.begin_row(idx, outer, r);
+    if constexpr (row_invariant) row.value = apply<true, true>(0);
+  }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const* idx, int outer, int moved, std::int64_t const* extent,
+                                       Row const& r = {}) {
+    c.step_row(idx, outer, moved, extent, r);
+    a.step_row(idx, outer, moved, extent, r);
+    b.step_row(idx, outer, moved, extent, r);
     if constexpr (row_invariant) row.value = apply<true, true>(0);
   }
   template <bool Unit, bool Fused = false>
@@ -300,6 +339,13 @@ struct ReduceEval {
     else value = scaled<Op>(r.template reduce<Op, C, false, false>(child, length, id), scale);
     if constexpr (HalfFloat<T>) value = C(T(value));
     backend::row_memo_write(memo_write, value);
+  }
+  // A row-fused reduction reduces the new row.
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const* idx, int outer, int moved, std::int64_t const* extent,
+                                       Row const& r = {}) {
+    if (fused) begin_row(idx, outer, r);
+    else leaf.step_row(idx, outer, moved, extent);
   }
   // Fused = true promises every reduction in the tree is row-fused, so the row loop has no
   // branch on it and vectorizes; kernels check all_reduces_fused() before choosing it.

@@ -79,6 +79,16 @@ KOKKOS_INLINE_FUNCTION void unflatten(Space const& s, std::int64_t flat, int fir
   }
 }
 
+// idx, the coordinates of a row (its first `outer` dimensions), moved on to the next row: the
+// coordinate that grew (those after it went back to 0), or -1 past the last row.
+KOKKOS_INLINE_FUNCTION int next_row_index(Space const& s, int outer, std::int64_t* idx) {
+  for (int d = outer; d-- > 0;) {
+    if (++idx[d] < s.extent[d]) return d;
+    idx[d] = 0;
+  }
+  return -1;
+}
+
 // Row r of output o of a reduction over the space dimensions [kept, rank) (the outputs index the
 // first `kept`), reduced into acc in reduce_row's order.
 template <class Op, class C, class Ev>

@@ -97,6 +97,10 @@ struct CachingReduceEval {
                                  : reduce_row_storing<Op, T, false>(child, length, id, row),
                        scale);
   }
+  template <class Row = SerialRow>
+  KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const* idx, int outer, int, std::int64_t const*, Row const& r = {}) {
+    begin_row(idx, outer, r);
+  }
   template <bool Unit, bool Fused = false>
   KOKKOS_FORCEINLINE_FUNCTION T at(std::int64_t) const {
     return value;
