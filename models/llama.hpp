@@ -186,19 +186,20 @@ inline constexpr auto probabilities = [](auto const& scores) {
 };
 
 // Rotary embedding of x (batch, seq, heads, head_dim) at the positions whose cos and sin rows are
-// c and s (seq, 1, head_dim / 2): x * cos + rotate_half(x) * sin, written per half so each product
-// and sum is HF's: [x1 c - x2 s, x2 c + x1 s].
+// c and s (seq, 1, head_dim / 2): HF's x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1].
+// x is viewed as (batch, seq, heads, 2, half) and each element computed where it is written, from
+// itself and its partner in the other half: x c + partner (-s or s). The product with -s is the
+// product with s negated, so each product and sum is HF's: [x1 c - x2 s, x2 c + x1 s]. Three ops
+// per element; the where picks operands (no rounding in a 16-bit model, runtime/kernel_op.hpp).
 inline constexpr auto rotate = [](auto const& x, auto const& c, auto const& s) {
   Shape const xs = x.shape();
   std::int64_t const h = xs[3] / 2;
-  // Both halves in one kernel: x viewed as (batch, seq, heads, 2, half), each half computed where
-  // it is written (a concatenate of the two halves was a kernel per half and a copy).
   Shape const halves{xs[0], xs[1], xs[2], 2, h};
   auto xh = reshape(x, halves);
-  auto x1 = slice_in_dim(xh, 0, 1, 3), x2 = slice_in_dim(xh, 1, 2, 3);
-  auto cr = reshape(c, {c.shape()[0], 1, 1, h}), sr = reshape(s, {s.shape()[0], 1, 1, h});
   auto first = iota<std::int32_t>(halves, 3) == 0;
-  return reshape(where(first, x1 * cr - x2 * sr, x2 * cr + x1 * sr), xs);
+  auto partner = where(first, slice_in_dim(xh, 1, 2, 3), slice_in_dim(xh, 0, 1, 3));
+  auto cr = reshape(c, {c.shape()[0], 1, 1, h}), sr = reshape(s, {s.shape()[0], 1, 1, h});
+  return reshape(xh * cr + partner * where(first, -sr, sr), xs);
 };
 
 // Rows [offset, offset + seq) of a rotary table as (seq, 1, head_dim / 2).

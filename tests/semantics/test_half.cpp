@@ -477,6 +477,57 @@ TEST_CASE("fused bfloat16 and float16 chains give JAX's bits (every op rounds), 
   }
 }
 
+namespace {
+
+// Ops that pick an operand (where, neg, abs, maximum, minimum, relu) skip their rounding inside a
+// fused kernel when every operand is already a value of the dtype (runtime/kernel_op.hpp): the
+// fused chains give the bits of the same ops evaluated one by one, each result stored (rounded)
+// before the next op reads it, on JAX's fusion inputs (specials: 0, -0, inf, NaN, 2^-14 among them).
+template <class H>
+void check_picking_chains(HalfTensors const& v) {
+  std::string const c = std::string("fusion_") + dtype_name<H>;
+  auto hx = v.halves<H>(c + " x"), hy = v.halves<H>(c + " y"), hz = v.halves<H>(c + " z");
+  Shape shape{static_cast<std::int64_t>(hx.size())};
+  for (auto const& s : test::flat_shardings()) {
+    auto x = device_put(hx, shape, s), y = device_put(hy, shape, s), z = device_put(hz, shape, s);
+    Tensor<H> xy = x * y, yz = y * z, xz = x * z;
+    Tensor<H> neg_yz = -yz, abs_xz = abs(xz), max_xy_z = maximum(xy, z), min_xy_z = minimum(xy, z), relu_xy = relu(xy);
+    Tensor<H> picked = where(x > y, xy, neg_yz);
+    auto tenth = device_put(std::vector<H>(hx.size(), H(0.1f)), shape, s);
+    std::vector<std::pair<std::string, std::pair<Tensor<H>, Tensor<H>>>> chains{
+        {"where(x>y, x*y, -(y*z))", {where(x > y, x * y, -(y * z)), picked}},
+        {"maximum(x*y, z) - abs(x*z)", {maximum(x * y, z) - abs(x * z), Tensor<H>(max_xy_z - abs_xz)}},
+        {"minimum(x*y, z) * relu(x*y)", {minimum(x * y, z) * relu(x * y), Tensor<H>(min_xy_z * relu_xy)}},
+        {"where(x>y, x*y, z) + 1 (a scalar stays rounded)", {where(x > y, x * y, z) + 1, Tensor<H>(Tensor<H>(where(x > y, xy, z)) + 1)}},
+        {"where(x>0, x, 0.1) (the scalar is rounded to the dtype first)", {where(x > 0, x, 0.1), Tensor<H>(where(x > 0, x, tenth))}},
+    };
+    for (auto const& [name, pair] : chains) {
+      auto got = pair.first.to_host(), want = pair.second.to_host();
+      std::size_t wrong = 0, first = 0;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i].bits != want[i].bits && !(is_nan(got[i]) && is_nan(want[i])) && wrong++ == 0) first = i;
+      INFO(dtype_name<H> << " " << name << " on " << to_string(s) << ": first difference at element " << first
+                         << ": fused " << std::hex << got[first].bits << ", op by op " << want[first].bits);
+      CHECK(wrong == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ops that pick an operand need no rounding in a fused 16-bit kernel: the op-by-op bits", "[half]") {
+  using Leaf = TensorNode<bfloat16>;
+  using Cond = decltype(std::declval<Leaf>() > std::declval<Leaf>());
+  static_assert(std::same_as<detail::node_op_t<ops::select, bfloat16, Cond, Leaf, Leaf>, ops::select>);
+  static_assert(std::same_as<detail::node_op_t<ops::maximum, float16, Leaf, TensorNode<float16>>,
+                             detail::RoundedTo<ops::maximum, float16>>);  // a bfloat16 operand in a float16 max
+  static_assert(std::same_as<detail::node_op_t<ops::mul, bfloat16, Leaf, Leaf>, detail::RoundedTo<ops::mul, bfloat16>>);
+  static_assert(std::same_as<detail::node_op_t<ops::neg, float, TensorNode<float>>, ops::neg>);
+  HalfTensors v("fusion.txt");
+  check_picking_chains<bfloat16>(v);
+  check_picking_chains<float16>(v);
+}
+
 TEST_CASE("jax.random.uniform and normal in bfloat16 and float16 give JAX's bits, however sharded", "[half][jax][random]") {
   test::ReferenceTokens in("jax_half", "random.txt");
   int arrays = 0;

@@ -4,6 +4,7 @@
 // (tests/data/jax_half/README.md), inside fused loops too.
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/half.hpp"
+#include "tessel/expr/node.hpp"
 #include "tessel/expr/ops.hpp"
 
 namespace tessel::detail {
@@ -56,5 +57,35 @@ struct kernel_op<ops::gelu, R> {
 };
 template <class Op, class R>
 using kernel_op_t = typename kernel_op<Op, R>::type;
+
+// Ops whose result is one of their operands, or its sign changed: on operands that are values of a
+// 16-bit R already, the result is one too and rounding it changes no bit (a NaN keeps its sign and
+// becomes R's NaN at the next rounding or store, as it would here). A kernel skips that rounding:
+// a rotary embedding's where over its two halves, a max of rounded values.
+template <class Op>
+inline constexpr bool picks_operand = false;
+template <>
+inline constexpr bool picks_operand<ops::select> = true;
+template <>
+inline constexpr bool picks_operand<ops::neg> = true;
+template <>
+inline constexpr bool picks_operand<ops::abs> = true;
+template <>
+inline constexpr bool picks_operand<ops::relu> = true;
+template <>
+inline constexpr bool picks_operand<ops::maximum> = true;
+template <>
+inline constexpr bool picks_operand<ops::minimum> = true;
+
+// Whether every operand value of a node is a value of R: a tensor, reduction or op result of type
+// R (each rounds to R), never a C++ scalar (held wider; a 16-bit expression converts it to R
+// first, expr/elementwise.hpp). A select's condition is bool and takes no part.
+template <class R, class... Ch>
+inline constexpr bool operands_in_v =
+    ((std::same_as<expr_value_t<Ch>, bool> || (std::same_as<expr_value_t<Ch>, R> && Ch::kind != NodeKind::scalar)) && ...);
+
+// The op a kernel runs for an elementwise node of op Op, result type R and operands Ch.
+template <class Op, class R, class... Ch>
+using node_op_t = std::conditional_t<HalfFloat<R> && picks_operand<Op> && operands_in_v<R, Ch...>, Op, kernel_op_t<Op, R>>;
 
 }  // namespace tessel::detail

@@ -41,7 +41,7 @@ struct eval_of<ScalarNode<W>> {
 };
 template <class Op, class C, class R, class... Ch>
 struct eval_of<ElementwiseNode<Op, C, R, Ch...>> {
-  using type = NodeEval<kernel_op_t<Op, R>, C, typename eval_of<Ch>::type...>;
+  using type = NodeEval<node_op_t<Op, R, Ch...>, C, typename eval_of<Ch>::type...>;
 };
 template <Element T>
 struct eval_of<IotaNode<T>> {

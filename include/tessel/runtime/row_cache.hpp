@@ -138,7 +138,7 @@ struct cached_eval<E, R, EvalOf, CachedRole::reduce> {
 };
 template <class Op, class C, class Res, class... Ch, class R, template <class> class EvalOf>
 struct cached_eval<ElementwiseNode<Op, C, Res, Ch...>, R, EvalOf, CachedRole::elementwise> {
-  using type = NodeEval<kernel_op_t<Op, Res>, C, typename cached_eval<Ch, R, EvalOf>::type...>;
+  using type = NodeEval<node_op_t<Op, Res, Ch...>, C, typename cached_eval<Ch, R, EvalOf>::type...>;
 };
 
 }  // namespace tessel::detail

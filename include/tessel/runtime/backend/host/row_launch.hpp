@@ -46,10 +46,12 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
         local.begin_row(idx, outer);
         for (std::int64_t r = first;;) {
           V* o = out + r * length;
-          // A fresh copy after begin_row: its row-invariant values (fused reductions, bases) are
-          // then plainly loop-invariant, and the output never aliases an input (tessel always
-          // writes a new tensor), which ivdep tells the vectorizer.
-          Ev const row_eval = local;
+          // The row's evaluator read in place: local never escapes, so its row-invariant values
+          // (fused reductions, bases) are plainly loop-invariant, and the output never aliases an
+          // input (tessel always writes a new tensor), which ivdep tells the vectorizer. (A copy
+          // per row, as this once made, loads what step_row has just stored in narrower pieces:
+          // a store-forwarding stall per cache line of the evaluator.)
+          Ev const& row_eval = local;
           if (rows) {
             // A row-fused kernel computes a while on each row after its reductions read it from
             // memory: it asks for the next row (this thread's next item) as it goes.
