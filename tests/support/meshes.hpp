@@ -60,6 +60,18 @@ inline std::vector<NamedSharding> shardings_of(Mesh const& mesh, Shape const& sh
   return tilings(mesh, shape, all_specs(mesh.axes(), static_cast<int>(shape.size())));
 }
 
+// f(sharding) for every spec of shape's rank on every test mesh that splits `shape` evenly.
+template <class F>
+void for_each_even_sharding(Shape const& shape, F&& f) {
+  for (auto const& mesh : all_meshes())
+    for (auto const& spec : all_specs(mesh.axes(), shape.rank())) {
+      NamedSharding s(mesh, spec);
+      bool even = true;
+      for (std::size_t d = 0; d < shape.size(); ++d) even = even && shape[d] % s.layout().shards_along(d) == 0;
+      if (even) f(s);
+    }
+}
+
 inline std::vector<PartitionSpec> all_specs(MeshAxes const& mesh, int rank) {
   std::vector<PartitionSpec> specs;
   std::vector<int> order(mesh.num_axes());

@@ -1,7 +1,7 @@
 #pragma once
-// Host backends' region kernels: a work item is a row, or a 16K-element chunk of a long one (rows
-// with fused reductions stay whole), which one core's vector units go through; a reduction's
-// output takes all its rows on one thread.
+// Host backends' region kernels: a work item is a run of short rows, a row, or a 16K-element chunk
+// of a long one (rows with fused reductions stay whole), which one core's vector units go through;
+// a reduction's output takes all its rows on one thread.
 #include <algorithm>
 #include <cstdint>
 
