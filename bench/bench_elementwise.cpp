@@ -8,8 +8,8 @@
 //  - sum(x) of (8192, 4096) float32 sharded over rows: one output per device, its rows cut into
 //    runs the shape fixes (runtime/region_launch.hpp), as a fraction of the triad (bytes: one read).
 //  - a rotary embedding (models/llama.hpp's rotate) of (2, 128, 8, 64), float32 and bfloat16: rows
-//    of 32 elements under ten leaves, against the same arithmetic (x1 c - x2 s) over one long row
-//    of as many elements (fraction_of_long_rows: what the short rows' set-up costs).
+//    of 32 elements under eight leaves, against two products and a sum (a b - b a) over one long
+//    row of as many elements (fraction_of_long_rows: what the short rows' set-up costs).
 // Each on its 8 devices (devices:8) and on a mesh of one device (devices:1: the whole problem on
 // one logical device, one GPU stream), the same shapes.
 #include <benchmark/benchmark.h>
