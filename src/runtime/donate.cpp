@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "tessel/runtime/rewritten_buffers.hpp"
+
 namespace tessel::detail {
 namespace {
 
@@ -15,6 +17,20 @@ struct Donations {
 Donations& donations() {
   static Donations d;
   return d;
+}
+
+// Buffers rewritten in place (runtime/rewritten_buffers.hpp): weak references, as the donations.
+struct Rewritten {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<std::byte>> buffers;
+};
+Rewritten& rewritten_buffers() {
+  static Rewritten r;
+  return r;
+}
+
+bool same_block(std::weak_ptr<std::byte> const& a, std::shared_ptr<std::byte> const& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
 }
 
 }  // namespace
@@ -32,7 +48,24 @@ bool take_donation(TensorImpl const& t) {
   auto it = std::find_if(d.tensors.begin(), d.tensors.end(), [&](auto const& w) { return w.lock().get() == &t; });
   if (it == d.tensors.end()) return false;
   d.tensors.erase(it);
+  // The op that takes the donation writes over these buffers.
+  for (auto const& shard : t.shards)
+    if (shard.memory) note_rewritten(shard.memory);
   return true;
+}
+
+void note_rewritten(std::shared_ptr<std::byte> const& memory) {
+  auto& r = rewritten_buffers();
+  std::lock_guard lock(r.mutex);
+  std::erase_if(r.buffers, [](auto const& w) { return w.expired(); });
+  if (std::none_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_block(w, memory); }))
+    r.buffers.push_back(memory);
+}
+
+bool rewritten(std::shared_ptr<std::byte> const& memory) {
+  auto& r = rewritten_buffers();
+  std::lock_guard lock(r.mutex);
+  return std::any_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_block(w, memory); });
 }
 
 bool is_donated(TensorImpl const& t) {

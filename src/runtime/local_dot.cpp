@@ -23,6 +23,7 @@
 #include "tessel/runtime/backend/copy_shape.hpp"
 #include "tessel/runtime/backend/kernel_traits.hpp"
 #include "tessel/runtime/buffer_pool.hpp"
+#include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/region_space.hpp"
 
 namespace tessel::detail {
@@ -304,10 +305,14 @@ void local_dot_typed(DotOperand const& lhs, DotOperand const& rhs, DotDims const
     };
     In const* a = operand(lhs_block, lorder, lhs_strided.has_value());
     In const* b = operand(rhs_block, rorder, rhs_strided.has_value());
+    // B read in place from its shard (GemmCall::b_buffer), outside a capture.
+    std::weak_ptr<std::byte> b_buffer;
+    if (reinterpret_cast<std::byte const*>(b) == rhs_block.data && capture_number() == 0)
+      b_buffer = rhs.value.shards[pos].memory;
     for (std::int64_t i = 0; i < batch; ++i)
       gemms.push_back(GemmCall<In, Out>{lhs_strided ? a + lhs_strided->offset(i) : a + i * m * k,
-                                  rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n, k, la,
-                                  lb, out.shards[pos].device});
+                                        rhs_strided ? b + rhs_strided->offset(i) : b + i * k * n, c + i * m * n, m, n,
+                                        k, la, lb, out.shards[pos].device, b_buffer});
     largest = std::max(largest, m * n * k);
   }
   run_gemms(std::span<GemmCall<In, Out> const>(gemms), largest);

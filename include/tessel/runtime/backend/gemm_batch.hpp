@@ -5,6 +5,7 @@
 // instance's stream (src/runtime/backend/gpu/). local_dot describes the GEMMs; the backend runs them.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -30,6 +31,11 @@ struct GemmCall {
   std::int64_t m, n, k;
   MatrixLayout la, lb;
   int device;
+  // The buffer B lies in when B is read in place from a tensor's shard; empty for a temporary, and
+  // inside a graph capture (whose replays rewrite its buffers). While that buffer lives and is not
+  // rewritten (runtime/rewritten_buffers.hpp) B keeps its values, so a backend may keep a copy of
+  // B laid out for its kernels (backend/host/packed_operands.hpp): weights, read by every call.
+  std::weak_ptr<std::byte> b_buffer{};
 };
 
 // Runs the calls, each on its device; `largest` is the largest call's m * n * k. In the devices'
@@ -50,6 +56,11 @@ void run_gemms(std::span<GemmCall<bfloat16, float> const> calls, std::int64_t la
 void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t largest);
+// The bytes of the GEMM operands the backend keeps laid out for its kernels (GemmCall::b_buffer),
+// beside the tensors' own: 0 where it keeps none. And for the tests, a limit on them in place of
+// the backend's own (0: keep none).
+std::size_t kept_operand_bytes();
+void limit_kept_operands_for_test(std::size_t bytes);
 // What runs 16-bit GEMMs, for blas_info: per dtype, the library and the CPU unit, or that they are
 // widened and why.
 std::string half_gemm_info();

@@ -15,9 +15,12 @@
 
 #include <format>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <type_traits>
+
+#include "packed_operands.hpp"
 #endif
 
 namespace tessel::detail {
@@ -28,7 +31,14 @@ namespace {
 // One matmul primitive per shape, layout and batch stride, made on first use: making one costs
 // 0.1-1 ms (oneDNN generates its kernel), far more than a small GEMM.
 using Key = std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool,
-                       std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool>;
+
+// A matmul and the layout it reads B in: the plain one, or its own packed layout
+// (packed_operands.hpp) for a primitive made with format_tag::any.
+struct Matmul {
+  dnnl::matmul matmul;
+  dnnl::memory::desc b;
+};
 
 constexpr std::size_t max_primitives = 1024;
 
@@ -36,7 +46,7 @@ struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::mutex mutex;
-  std::map<Key, dnnl::matmul> primitives;
+  std::map<Key, Matmul> primitives;
 };
 
 Engine& onednn() {
@@ -68,8 +78,6 @@ void run(std::span<GemmCall<T, C> const> calls) {
     std::int64_t sa = 0, sb = 0, sc = 0;
     if (batched) sa = calls[first + 1].a - g.a, sb = calls[first + 1].b - g.b, sc = calls[first + 1].c - g.c;
     auto const batch = static_cast<std::int64_t>(count);
-    Key const key{std::is_same_v<T, bfloat16>, std::is_same_v<C, float>, batch, g.m, g.n, g.k, g.la.transposed,
-                  g.la.ld, g.lb.transposed, g.lb.ld, sa, sb, sc};
     auto dims = [&](std::int64_t r, std::int64_t c) {
       return batched ? dnnl::memory::dims{batch, r, c} : dnnl::memory::dims{r, c};
     };
@@ -77,20 +85,34 @@ void run(std::span<GemmCall<T, C> const> calls) {
     dnnl::memory::desc const b_md(dims(g.k, g.n), type, strides(g.lb, sb, batched));
     dnnl::memory::desc const c_md(dims(g.m, g.n), data_type<C>,
                                   strides(MatrixLayout{false, g.n}, sc, batched));
-    auto at = e.primitives.find(key);
-    if (at == e.primitives.end()) {
+    // A B read in place from a tensor (a weight) is packed once and kept (packed_operands.hpp).
+    bool const pack = !batched && !g.b_buffer.expired();
+    auto matmul = [&](bool packed) -> Matmul const& {
+      Key const key{std::is_same_v<T, bfloat16>, std::is_same_v<C, float>, batch, g.m, g.n, g.k, g.la.transposed,
+                    g.la.ld, g.lb.transposed, g.lb.ld, sa, sb, sc, packed};
+      auto at = e.primitives.find(key);
+      if (at != e.primitives.end()) return at->second;
       // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
       if (e.primitives.size() >= max_primitives) e.primitives.clear();
       try {
-        at = e.primitives.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(e.engine, a_md, b_md, c_md))).first;
+        dnnl::memory::desc const b_want = packed ? dnnl::memory::desc(dims(g.k, g.n), type, dnnl::memory::format_tag::any) : b_md;
+        dnnl::matmul::primitive_desc const pd(e.engine, a_md, b_want, c_md);
+        return e.primitives.emplace(key, Matmul{dnnl::matmul(pd), pd.weights_desc()}).first->second;
       } catch (dnnl::error const& err) {
         throw Error(std::format("dot_general: oneDNN has no {} matmul for {} x {} x {} (batch {}) on device {}: {}",
                                 std::is_same_v<T, bfloat16> ? "bfloat16" : "float16", g.m, g.k, g.n, batch, g.device,
                                 err.what()));
       }
+    };
+    std::shared_ptr<dnnl::memory const> packed;
+    if (pack) {
+      Matmul const& p = matmul(true);
+      packed = packed_operand(g.b_buffer, g.b, b_md, p.b, pack_when(g.m), e.engine, e.stream);
     }
-    dnnl::memory a(a_md, e.engine, const_cast<T*>(g.a)), b(b_md, e.engine, const_cast<T*>(g.b)), c(c_md, e.engine, g.c);
-    at->second.execute(e.stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    Matmul const& p = matmul(packed != nullptr);
+    dnnl::memory a(a_md, e.engine, const_cast<T*>(g.a)), c(c_md, e.engine, g.c);
+    dnnl::memory b = packed ? *packed : dnnl::memory(b_md, e.engine, const_cast<T*>(g.b));
+    p.matmul.execute(e.stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
   });
   e.stream.wait();
 }
@@ -153,6 +175,9 @@ void run_gemms(std::span<GemmCall<float16, float> const>, std::int64_t) { no_16b
 void run_gemms(std::span<GemmCall<bfloat16> const>, std::int64_t) { no_16bit_gemm(); }
 void run_gemms(std::span<GemmCall<float16> const>, std::int64_t) { no_16bit_gemm(); }
 std::string half_gemm_info() { return "bfloat16, float16: widened to float (oneDNN not found)"; }
+// (no oneDNN: no operand is kept packed, packed_operands.cpp is not built)
+std::size_t kept_operand_bytes() { return 0; }
+void limit_kept_operands_for_test(std::size_t) {}
 
 #endif
 

@@ -42,6 +42,8 @@
 #if defined(TESSEL_HAVE_ONEDNN)
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "packed_operands.hpp"
+
 #include <cstddef>
 #include <format>
 #include <map>
@@ -91,11 +93,13 @@ bool onednn_shares_threads() {
 
 // One primitive per shape and layout, made on first use (0.1-1 ms: oneDNN generates its kernel);
 // null where oneDNN has none. Shared pointers: a thread may still run one the cache let go.
+// A packed one reads B in its own layout `b` (packed_operands.hpp), made from `b_plain`.
 struct Primitive {
   dnnl::matmul matmul;
-  dnnl::memory::desc a, b, c, scratchpad;
+  dnnl::memory::desc a, b, c, scratchpad, b_plain;
 };
-using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t, std::int64_t>;
+using Key =
+    std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, std::int64_t, bool, std::int64_t, std::int64_t, bool>;
 constexpr std::size_t max_primitives = 1024;
 
 struct Cache {
@@ -114,9 +118,9 @@ dnnl::memory::dims strides(MatrixLayout const& l) {
 }
 
 // ldc: the row stride of the result (g.n, or more for a block of columns).
-std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_t ldc) {
+std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_t ldc, bool packed = false) {
   auto& c = cache();
-  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld, ldc};
+  Key const key{g.m, g.n, g.k, g.la.transposed, g.la.ld, g.lb.transposed, g.lb.ld, ldc, packed};
   std::lock_guard lock(c.mutex);
   if (auto at = c.primitives.find(key); at != c.primitives.end()) return at->second;
   // A program of ever new shapes (a growing sequence, say) would keep every kernel: start over.
@@ -128,8 +132,10 @@ std::shared_ptr<Primitive const> primitive(GemmCall<float> const& g, std::int64_
         out({g.m, g.n}, f32, dnnl::memory::dims{ldc, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc const pd(c.engine, a, b, out, attr);
-    made = std::make_shared<Primitive const>(Primitive{dnnl::matmul(pd), a, b, out, pd.scratchpad_desc()});
+    dnnl::matmul::primitive_desc const pd(
+        c.engine, a, packed ? dnnl::memory::desc({g.k, g.n}, f32, dnnl::memory::format_tag::any) : b, out, attr);
+    made = std::make_shared<Primitive const>(
+        Primitive{dnnl::matmul(pd), a, pd.weights_desc(), out, pd.scratchpad_desc(), b});
   } catch (dnnl::error const&) {
     // No matmul for this layout: OpenBLAS runs it (remembered as null).
   }
@@ -152,6 +158,28 @@ struct ThreadState {
     return scratch.get();
   }
 };
+
+ThreadState& thread_state() {
+  thread_local ThreadState t;
+  return t;
+}
+
+// The primitive to run g by and the B it reads: its packed copy where one is kept
+// (packed_operands.hpp: made under the caller's OneThread, if any, as the primitive is), else
+// `plain` on g.b. `kept` holds the copy while it is read.
+struct WithOperand {
+  std::shared_ptr<Primitive const> primitive;
+  float const* b;
+  std::shared_ptr<dnnl::memory const> kept;
+};
+WithOperand with_operand(GemmCall<float> const& g, std::int64_t ldc, std::shared_ptr<Primitive const> plain) {
+  if (!g.b_buffer.expired())
+    if (auto p = primitive(g, ldc, true))
+      if (auto kept = packed_operand(g.b_buffer, g.b, p->b_plain, p->b, pack_when(g.m), cache().engine,
+                                     thread_state().stream))
+        return {std::move(p), static_cast<float const*>(kept->get_data_handle()), kept};
+  return {std::move(plain), g.b, nullptr};
+}
 
 }  // namespace
 
@@ -210,7 +238,7 @@ class OneThread {
 // Runs primitive p on the calling thread's stream: a of g, b's block from `b`, the result's block
 // into `c`.
 void execute(std::shared_ptr<Primitive const> const& p, float const* a, float const* b, float* c) {
-  thread_local ThreadState t;
+  ThreadState& t = thread_state();
   // The calling thread's memory objects of the last primitive it ran, their data handles reset:
   // creating them costs an allocation each, which tiny GEMMs feel.
   thread_local Primitive const* last = nullptr;
@@ -275,7 +303,8 @@ bool onednn_sgemm_by_columns(GemmCall<float> const& g) {
   auto run = [&](std::int64_t i) {
     GemmCall<float> const b = block(i * width);
     OneThread one(true);
-    execute(b.n == width ? full : last, b.a, b.b, b.c);
+    auto const use = with_operand(b, g.n, b.n == width ? full : last);
+    execute(use.primitive, b.a, use.b, b.c);
   };
 #if defined(_OPENMP)
   if (blocks > 1) {
@@ -297,7 +326,8 @@ bool onednn_sgemm(GemmCall<float> const& g) {
 #if defined(_OPENMP)
   OneThread one(g.m * g.n * g.k <= one_thread_work && !omp_in_parallel());
 #endif
-  execute(p, g.a, g.b, g.c);
+  auto const use = with_operand(g, g.n, std::move(p));
+  execute(use.primitive, g.a, use.b, g.c);
   return true;
 }
 
