@@ -68,7 +68,9 @@ bench::BasicStandaloneGemms<T> forward_gemms(models::Gpt2Config const& c) {
   T* y = g.buffer(std::max<std::int64_t>(t * 4 * e, t * c.vocab));
   T* scores = g.buffer(bh * seq * seq);
   for (std::int64_t layer = 0; layer < c.layers; ++layer) {
-    g.group({{t, e, e, x, w, y}, {t, e, e, x, w, y + t * e}, {t, e, e, x, w, y + 2 * t * e}});  // q, k, v
+    g.group({{t, e, e, x, w, y, false, true},
+             {t, e, e, x, w, y + t * e, false, true},
+             {t, e, e, x, w, y + 2 * t * e, false, true}});  // q, k, v
     std::vector<typename bench::BasicStandaloneGemms<T>::Gemm> qk, pv;
     for (std::int64_t h = 0; h < bh; ++h) {
       qk.push_back({seq, seq, hd, x + h * seq * hd, w + h * seq * hd, scores + h * seq * seq, true});
@@ -76,11 +78,11 @@ bench::BasicStandaloneGemms<T> forward_gemms(models::Gpt2Config const& c) {
     }
     g.group(qk);
     g.group(pv);
-    g.group({{t, e, e, x, w, y}});      // the attention's output projection
-    g.group({{t, 4 * e, e, x, w, y}});  // the MLP
-    g.group({{t, e, 4 * e, x, w, y}});
+    g.group({{t, e, e, x, w, y, false, true}});      // the attention's output projection
+    g.group({{t, 4 * e, e, x, w, y, false, true}});  // the MLP
+    g.group({{t, e, 4 * e, x, w, y, false, true}});
   }
-  g.group({{t, c.vocab, e, x, w, y, true}});  // the logits, against the embedding (vocab x embd)
+  g.group({{t, c.vocab, e, x, w, y, true, true}});  // the logits, against the embedding (vocab x embd)
   return g;
 }
 

@@ -91,7 +91,8 @@ void report(benchmark::State& state, ExecutionCounts const& before, ExecutionCou
 // issues them, in the model's layouts: weights (in, out), the head (vocab, hidden) read
 // transposed. Per layer the q, k, v and output projections, attention's scores and p . v over the
 // whole (masked) square of positions, the MLP's three; then the head over the positions whose
-// logits are kept. Their flops are the model's GEMM flops the counters use.
+// logits are kept. Their flops are the model's GEMM flops the counters use. The weights are marked
+// as such: the backend keeps them packed, as it keeps the model's.
 template <class T>
 bench::BasicStandaloneGemms<T> prefill_gemms(models::LlamaConfig const& c, bool last_only) {
   bench::BasicStandaloneGemms<T> g;
@@ -102,9 +103,9 @@ bench::BasicStandaloneGemms<T> prefill_gemms(models::LlamaConfig const& c, bool 
   T* y = g.buffer(std::max(t * f, (last_only ? batch : t) * c.vocab));
   T* scores = g.buffer(bh * prompt_len * prompt_len);
   for (std::int64_t layer = 0; layer < c.layers; ++layer) {
-    g.group({{t, q, e, x, w, y}});
-    g.group({{t, kv, e, x, w, y}});
-    g.group({{t, kv, e, x, w, y}});
+    g.group({{t, q, e, x, w, y, false, true}});
+    g.group({{t, kv, e, x, w, y, false, true}});
+    g.group({{t, kv, e, x, w, y, false, true}});
     std::vector<typename bench::BasicStandaloneGemms<T>::Gemm> qk, pv;
     for (std::int64_t h = 0; h < bh; ++h) {
       qk.push_back({prompt_len, prompt_len, d, x + h * prompt_len * d, w + h * prompt_len * d,
@@ -114,12 +115,12 @@ bench::BasicStandaloneGemms<T> prefill_gemms(models::LlamaConfig const& c, bool 
     }
     g.group(qk);
     g.group(pv);
-    g.group({{t, e, q, x, w, y}});
-    g.group({{t, f, e, x, w, y}});
-    g.group({{t, f, e, x, w, y}});
-    g.group({{t, e, f, x, w, y}});
+    g.group({{t, e, q, x, w, y, false, true}});
+    g.group({{t, f, e, x, w, y, false, true}});
+    g.group({{t, f, e, x, w, y, false, true}});
+    g.group({{t, e, f, x, w, y, false, true}});
   }
-  g.group({{last_only ? batch : t, c.vocab, e, x, w, y, true}});
+  g.group({{last_only ? batch : t, c.vocab, e, x, w, y, true, true}});
   return g;
 }
 

@@ -42,8 +42,8 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   bench::StandaloneGemms unsharded;
   float *dx = unsharded.buffer(x.to_host()), *dw1 = unsharded.buffer(w1.to_host()), *dw2 = unsharded.buffer(w2.to_host());
   float *dh = unsharded.buffer(std::int64_t{batch} * hidden), *dy = unsharded.buffer(std::int64_t{batch} * model);
-  unsharded.group({{batch, hidden, model, dx, dw1, dh}});
-  unsharded.group({{batch, model, hidden, dh, dw2, dy}});
+  unsharded.group({{batch, hidden, model, dx, dw1, dh, false, true}});
+  unsharded.group({{batch, model, hidden, dh, dw2, dy, false, true}});
   auto sharded = [&] { benchmark::DoNotOptimize(mlp(x, w1, w2)); };
   // The FMA peaks, timed in the same loop: of the BLAS kernels' vector width, and of the widest.
   auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits), widest = measure::avx512_fma();
@@ -63,7 +63,7 @@ void BM_megatron_mlp(benchmark::State& state, GemmSchedule schedule) {
   for (auto& v : hh) v = std::max(v, 0.0f);
   bench::StandaloneGemms second;
   float *relu_h = second.buffer(hh), *ry = second.buffer(std::int64_t{batch} * model);
-  second.group({{batch, model, hidden, relu_h, dw2, ry}});
+  second.group({{batch, model, hidden, relu_h, dw2, ry, false, true}});
   second();
   std::vector<float> hy = bench::StandaloneGemms::to_host(ry, y.size());
   float err = 0, scale = 0;

@@ -42,7 +42,7 @@ bench::StandaloneGemms unsharded_gemms() {
   float *x = g.buffer(tokens * model), *w = g.buffer(model * model), *q = g.buffer(tokens * model),
         *k = g.buffer(tokens * model), *scores = g.buffer(pairs * seq * seq), *w1 = g.buffer(model * hidden),
         *h = g.buffer(tokens * hidden), *w2 = g.buffer(hidden * model), *y = g.buffer(tokens * model);
-  for (float* out : {q, k, y, y}) g.group({{tokens, model, model, x, w, out}});
+  for (float* out : {q, k, y, y}) g.group({{tokens, model, model, x, w, out, false, true}});
   std::vector<bench::StandaloneGemms::Gemm> s, pv;
   for (std::int64_t p = 0; p < pairs; ++p) {
     s.push_back({seq, seq, head_dim, q + p * bh, k + p * bh, scores + p * seq * seq, true});
@@ -50,8 +50,8 @@ bench::StandaloneGemms unsharded_gemms() {
   }
   g.group(s);
   g.group(pv);
-  g.group({{tokens, hidden, model, x, w1, h}});
-  g.group({{tokens, model, hidden, h, w2, y}});
+  g.group({{tokens, hidden, model, x, w1, h, false, true}});
+  g.group({{tokens, model, hidden, h, w2, y, false, true}});
   return g;
 }
 

@@ -7,6 +7,7 @@
 // shapes on this machine, on whichever backend the binary was built for.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tessel/runtime/backend/gemm_batch.hpp"
@@ -43,12 +44,16 @@ class BasicStandaloneGemms {
     T const* b;
     T* c;
     bool b_transposed = false;
+    // B a weight, which a backend may keep laid out for its kernels as it does a tensor it reads
+    // in place on every call (GemmCall::b_buffer): so that the BLAS alone runs as tessel's GEMMs do.
+    bool weight = false;
   };
   void group(std::vector<Gemm> const& gemms) {
     std::vector<detail::GemmCall<T>> calls;
     std::int64_t largest = 0;
     for (Gemm const& g : gemms) {
-      calls.push_back({g.a, g.b, g.c, g.m, g.n, g.k, {false, g.k}, {g.b_transposed, g.b_transposed ? g.k : g.n}, 0});
+      calls.push_back({g.a, g.b, g.c, g.m, g.n, g.k, {false, g.k}, {g.b_transposed, g.b_transposed ? g.k : g.n}, 0,
+                       g.weight ? weight_buffer(g.b) : std::weak_ptr<std::byte>()});
       largest = std::max(largest, g.m * g.n * g.k);
     }
     groups_.push_back({std::move(calls), largest});
@@ -78,6 +83,14 @@ class BasicStandaloneGemms {
     std::vector<detail::GemmCall<T>> calls;
     std::int64_t largest;
   };
+  // A handle on the weight at b, as long as this object (not owning: the buffers_ own the memory).
+  std::weak_ptr<std::byte> weight_buffer(T const* b) {
+    auto* p = reinterpret_cast<std::byte*>(const_cast<T*>(b));
+    for (auto const& h : weights_)
+      if (h.get() == p) return h;
+    return weights_.emplace_back(p, [](std::byte*) {});
+  }
+  std::vector<std::shared_ptr<std::byte>> weights_;
   std::vector<Kokkos::View<T*, MemSpace>> buffers_;
   std::vector<Group> groups_;
 };

@@ -107,7 +107,7 @@ void run(std::span<GemmCall<T, C> const> calls) {
     std::shared_ptr<dnnl::memory const> packed;
     if (pack) {
       Matmul const& p = matmul(true);
-      packed = packed_operand(g.b_buffer, g.b, b_md, p.b, pack_when(g.m), e.engine, e.stream);
+      packed = packed_operand(g.b_buffer, g.b, b_md, p.b, e.engine, e.stream);
     }
     Matmul const& p = matmul(packed != nullptr);
     dnnl::memory a(a_md, e.engine, const_cast<T*>(g.a)), c(c_md, e.engine, g.c);

@@ -26,12 +26,14 @@ struct Kept {
   std::mutex mutex;
   std::unordered_map<void const*, std::vector<Entry>> at;
   std::size_t bytes = 0;
+  int records_since_sweep = 0;
 
   void drop(Entry const& e) {
     if (e.copy) bytes -= e.packed.get_size();
   }
   // Drops the entries of buffers that died.
   void sweep() {
+    records_since_sweep = 0;
     for (auto it = at.begin(); it != at.end();) {
       std::erase_if(it->second, [&](Entry const& e) {
         if (!e.buffer.expired()) return false;
@@ -66,7 +68,7 @@ bool same_buffer(std::weak_ptr<std::byte> const& a, std::shared_ptr<std::byte> c
 
 std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> const& buffer, void const* b,
                                                    dnnl::memory::desc const& plain, dnnl::memory::desc const& packed,
-                                                   PackWhen when, dnnl::engine const& engine, dnnl::stream& s) {
+                                                   dnnl::engine const& engine, dnnl::stream& s) {
   if (limit_bytes() == 0) return nullptr;
   auto const owner = buffer.lock();
   if (!owner || rewritten(owner)) return nullptr;
@@ -83,8 +85,10 @@ std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> cons
   for (Entry& e : list)
     if (e.plain == plain && e.packed == packed) found = &e;
   if (found && found->copy) return found->copy;
-  if (!found && when == PackWhen::second_use) {
+  if (!found) {  // (read once so far)
     list.push_back(Entry{owner, plain, packed, nullptr});
+    // The records of activations read once pile up as their buffers die: swept now and then.
+    if (++k.records_since_sweep > 1024) k.sweep();
     return nullptr;
   }
   std::size_t const bytes = packed.get_size();
