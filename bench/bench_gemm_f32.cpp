@@ -10,7 +10,10 @@
 //  - the Megatron MLP (4096 x 1024 x 4096) unsharded and per device of (4, 2);
 //  - attention per head (seq 256, head 64), 96 heads;
 //  - decode-like GEMMs of 1 to 128 rows, bench_llama's LM head of 2 rows and its decode MLP's.
-// Counters: onednn_ and openblas_GFLOP_per_s; onednn_speedup = OpenBLAS time / oneDNN time (> 1:
+// B is a weight, as a model's is: oneDNN keeps it packed from its second GEMM on
+// (src/runtime/backend/host/packed_operands.hpp), as it does tessel's weights; OpenBLAS packs it
+// on every call. The *_activation cases read B as an activation (not kept: oneDNN packs it for
+// each GEMM of more than 256 rows, gemm_f32.cpp). Counters: onednn_ and openblas_GFLOP_per_s; onednn_speedup = OpenBLAS time / oneDNN time (> 1:
 // oneDNN faster); *_fraction_of_peak against peak_GFLOP_per_s (the widest FMA's, all threads,
 // timed in the same loop); max_rel_diff between the two results. The run's context names the
 // BLAS, its core type, threads, and what runs float32 GEMMs by default (f32_gemms: the rule of
@@ -37,6 +40,7 @@ using detail::F32Gemm;
 struct Shape3 {
   std::int64_t m, k, n;
   bool b_transposed = false;
+  bool b_weight = true;  // B a weight (kept packed by oneDNN), else an activation read once
 };
 
 // `devices` GEMMs of one shape, one per device, each with operands of its own, as one run_gemms
@@ -49,7 +53,8 @@ class DeviceGemms {
       float const* b = buffers_.buffer(values(s.k * s.n, 2 * d + 1));
       for (auto& calls : calls_)
         calls.push_back({a, b, buffers_.buffer(s.m * s.n), s.m, s.n, s.k, {false, s.k},
-                         {s.b_transposed, s.b_transposed ? s.k : s.n}, d});
+                         {s.b_transposed, s.b_transposed ? s.k : s.n}, d,
+                         s.b_weight ? buffers_.weight_buffer(b) : std::weak_ptr<std::byte>()});
     }
   }
   void run(F32Gemm library, int out) const {
@@ -110,7 +115,8 @@ void BM_gemm_f32(benchmark::State& state, Shape3 s, int devices) {
   // Both sum k float products per element: beyond a few float epsilons times sqrt(k) one is wrong.
   if (!(rel <= 1e-4)) state.SkipWithError("oneDNN's and OpenBLAS's results differ");
   state.SetLabel(std::to_string(devices) + " x " + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
-                 std::to_string(s.n) + (s.b_transposed ? " bT" : "") + ", peak " + peak.isa);
+                 std::to_string(s.n) + (s.b_transposed ? " bT" : "") + (s.b_weight ? "" : " B activation") +
+                 ", peak " + peak.isa);
 }
 
 constexpr std::int64_t vocab_shard = (50257 + 3) / 4;  // 12565 rows of the table per 'mp' device
@@ -149,6 +155,10 @@ GEMM_F32(rows_m128, 1, 128, 768, 2304);
 GEMM_F32(rows_m256, 1, 256, 768, 2304);
 GEMM_F32(rows_m512, 1, 512, 768, 2304);
 GEMM_F32(rows_m1024, 1, 1024, 768, 2304);
+// The same with B an activation (read once, not kept).
+GEMM_F32(rows_m512_activation, 1, 512, 768, 2304, false, false);
+GEMM_F32(gpt2_1dev_mlp_fc_activation, 1, 2048, 768, 3072, false, false);
+GEMM_F32(gpt2_2x4_qkv_activation, 8, 1024, 768, 576, false, false);
 // bench_llama's prefill on one device (2 x 128 positions): the MLP's up and down projections.
 GEMM_F32(llama_prefill_up, 1, 256, 512, 1536);
 GEMM_F32(llama_prefill_down, 1, 256, 1536, 512);

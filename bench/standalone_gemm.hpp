@@ -58,6 +58,14 @@ class BasicStandaloneGemms {
     }
     groups_.push_back({std::move(calls), largest});
   }
+  // A handle on the weight at b (GemmCall::b_buffer), valid as long as this object (not owning:
+  // the buffers own the memory).
+  std::weak_ptr<std::byte> weight_buffer(T const* b) {
+    auto* p = reinterpret_cast<std::byte*>(const_cast<T*>(b));
+    for (auto const& h : weights_)
+      if (h.get() == p) return h;
+    return weights_.emplace_back(p, [](std::byte*) {});
+  }
   // Their flops: 2 per multiply-add.
   [[nodiscard]] double flops() const {
     double f = 0;
@@ -83,13 +91,6 @@ class BasicStandaloneGemms {
     std::vector<detail::GemmCall<T>> calls;
     std::int64_t largest;
   };
-  // A handle on the weight at b, as long as this object (not owning: the buffers_ own the memory).
-  std::weak_ptr<std::byte> weight_buffer(T const* b) {
-    auto* p = reinterpret_cast<std::byte*>(const_cast<T*>(b));
-    for (auto const& h : weights_)
-      if (h.get() == p) return h;
-    return weights_.emplace_back(p, [](std::byte*) {});
-  }
   std::vector<std::shared_ptr<std::byte>> weights_;
   std::vector<Kokkos::View<T*, MemSpace>> buffers_;
   std::vector<Group> groups_;

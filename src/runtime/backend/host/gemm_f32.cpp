@@ -1,4 +1,4 @@
-// float32 GEMMs by oneDNN's matmul where it is faster than OpenBLAS on this CPU
+// float32 GEMMs by oneDNN's matmul where it is at least as fast as OpenBLAS on this CPU
 // (bench/bench_gemm_f32.cpp measures both, interleaved, per shape class).
 //
 // The automatic rule compares vector widths, read at run time: oneDNN picks the CPU's widest
@@ -6,14 +6,15 @@
 // OPENBLAS_CORETYPE), which can be narrower: Debian's OpenBLAS 0.3.29 under
 // OPENBLAS_CORETYPE=Haswell on AVX-512 AMD Zen 5, where oneDNN's AVX-512 matmul is 1.6x to 2.8x
 // faster on every shape class measured. Where they are wider, every float32 GEMM goes to oneDNN.
-// At equal widths oneDNN reaches 0.5 to 1.0 of OpenBLAS's speed on large GEMMs (2048 x 768 x 3072
-// on a 2-core Sapphire Rapids: 0.54) but is 1.3x to 3x faster on GEMMs of at most 64 rows (decode
-// steps, a prefill's last-position logits), 1.06x to 1.24x on those of 65 to 256 rows (a prefill's
-// per-layer GEMMs and LM head) and 1.35x to 1.4x on small ones (attention's): at 512 bits those go
-// to oneDNN (f32_gemm_by_onednn), the others stay on OpenBLAS. Neither library's bits are the same
-// for a GEMM and its row or column blocks in general (OpenBLAS's edge kernels and SkylakeX's direct
-// and small-matrix paths sum in another order), so a choice by the rows changes no promise
-// (docs/design.md: a sharded GEMM's bits need not be the unsharded one's). oneDNN's 512-bit
+// At equal widths oneDNN reading B as it lies reaches 0.5 to 1.0 of OpenBLAS's speed on large
+// GEMMs (2048 x 768 x 3072 on a 2-core Sapphire Rapids: 0.54), but given B packed in its kernels'
+// layout it is level or faster on every shape class bench_gemm_f32 measures: at 512 bits every
+// GEMM goes to oneDNN, with B packed where that pays: a weight's copy kept from its second GEMM on
+// (packed_operands.hpp), and any other B of a GEMM of more than 256 rows packed for that call
+// alone (pack_rows). Packing changes no bit, so a GEMM's bits do not depend on whether its B was
+// packed. Neither library's bits are the same for a GEMM and its row or column blocks in general
+// (OpenBLAS's edge kernels and SkylakeX's direct and small-matrix paths sum in another order;
+// docs/design.md: a sharded GEMM's bits need not be the unsharded one's). oneDNN's 512-bit
 // kernels do agree with themselves across such splits and its AVX2 ones do not (16 x 24 . 24 x 6
 // against its 6 columns one by one differs in the last bit): at 256 bits every GEMM stays on
 // OpenBLAS, whose bits for that case are the whole GEMM's.
@@ -182,19 +183,15 @@ WithOperand with_operand(GemmCall<float> const& g, std::int64_t ldc, std::shared
 
 }  // namespace
 
-// At equal 512-bit widths, GEMMs of at most onednn_rows rows, or of at most onednn_work
-// multiply-adds, go to oneDNN (bench_gemm_f32: 1.7x to 3x at 1 to 32 rows, 1.3x at 64, 1.13x at
-// 128 x 768 x 2304; at 256 rows 1.06x to 1.11x on bench_llama's prefill GEMMs of 256 x 512 x 1536
-// and back, 1.13x on its LM head of 256 x 512 x 32003 (b transposed), level at 256 x 768 x 2304;
-// 1.24x on the head's 128 x 512 x 8001 per device of (2, 4), single-threaded side by side; 1.35x
-// to 1.4x on attention's 256 x 64 x 256; 0.9x to 0.96x from 512 rows). Up to 256 rows oneDNN's
-// bits did not depend on the thread count (1 to 16 threads, n up to 32003, both layouts of b).
-constexpr std::int64_t onednn_rows = 256;
-constexpr std::int64_t onednn_work = std::int64_t{1} << 28;
+// Above this many rows a B that is not kept is packed for its GEMM alone: oneDNN reading a plain B
+// fell to 0.54 to 0.96 of OpenBLAS's speed from 512 rows, while the packing pass is small beside
+// such a GEMM. (Up to 256 rows oneDNN's bits did not depend on the thread count: 1 to 16 threads,
+// n up to 32003, both layouts of b.)
+constexpr std::int64_t pack_rows = 256;
 // GEMMs of at most this many rows run as blocks of columns (onednn_sgemm_by_columns).
 constexpr std::int64_t column_block_rows = 64;
 
-bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k) {
+bool f32_gemm_by_onednn(std::int64_t, std::int64_t, std::int64_t) {
   switch (f32_gemm()) {
     case F32Gemm::openblas: return false;
     case F32Gemm::onednn: return true;
@@ -202,9 +199,7 @@ bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k) {
   }
   if (!onednn_shares_threads()) return false;
   int const bits = onednn_vector_bits();
-  // (the work in double: m * n * k of a large GEMM can overflow 64 bits)
-  double const work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  return bits > openblas_vector_bits() || (bits == 512 && (m <= onednn_rows || work <= static_cast<double>(onednn_work)));
+  return bits > openblas_vector_bits() || bits == 512;
 }
 
 namespace {
@@ -325,7 +320,17 @@ bool onednn_sgemm(GemmCall<float> const& g) {
 #if defined(_OPENMP)
   OneThread one(g.m * g.n * g.k <= one_thread_work && !omp_in_parallel());
 #endif
-  auto const use = with_operand(g, g.n, std::move(p));
+  auto use = with_operand(g, g.n, std::move(p));
+  if (!use.kept && g.m > pack_rows)
+    if (auto packed = primitive(g, g.n, true)) {  // B packed for this GEMM alone
+      // (in memory of its own, which goes with it: a thread's buffer would keep the largest B
+      // it ever packed, a vocabulary's table say)
+      auto& engine = cache().engine;
+      dnnl::memory source(packed->b_plain, engine, const_cast<float*>(g.b));
+      auto target = std::make_shared<dnnl::memory>(packed->b, engine);
+      dnnl::reorder(source, *target).execute(thread_state().stream, source, *target);
+      use = {std::move(packed), static_cast<float const*>(target->get_data_handle()), target};
+    }
   execute(use.primitive, g.a, use.b, g.c);
   return true;
 }
@@ -342,8 +347,8 @@ std::string f32_gemm_info() {
   if (!onednn_shares_threads()) return openblas + " (oneDNN's threads are not OpenMP's)";
   if (onednn_vector_bits() > openblas_vector_bits()) return onednn + ": wider vectors than " + openblas;
   if (onednn_vector_bits() == 512)
-    return std::format("{}, {} for GEMMs of at most {} rows or 2^{} multiply-adds: vectors as wide", openblas,
-                       onednn, onednn_rows, std::countr_zero(static_cast<std::uint64_t>(onednn_work)));
+    return std::format("{} with B packed (weights kept, others beyond {} rows): as wide as {}", onednn, pack_rows,
+                       openblas);
   return openblas + ": vectors as wide as " + onednn + "'s";
 }
 
