@@ -498,7 +498,7 @@ void check_picking_chains(HalfTensors const& v) {
         {"where(x>y, x*y, -(y*z))", {where(x > y, x * y, -(y * z)), picked}},
         {"maximum(x*y, z) - abs(x*z)", {maximum(x * y, z) - abs(x * z), Tensor<H>(max_xy_z - abs_xz)}},
         {"minimum(x*y, z) * relu(x*y)", {minimum(x * y, z) * relu(x * y), Tensor<H>(min_xy_z * relu_xy)}},
-        {"where(x>y, x*y, z) + 1 (a scalar stays rounded)", {where(x > y, x * y, z) + 1, Tensor<H>(Tensor<H>(where(x > y, xy, z)) + 1)}},
+        {"where(x>y, x*y, z) + 1 (a picked product feeds a rounded add)", {where(x > y, x * y, z) + 1, Tensor<H>(Tensor<H>(where(x > y, xy, z)) + 1)}},
         {"where(x>0, x, 0.1) (the scalar is rounded to the dtype first)", {where(x > 0, x, 0.1), Tensor<H>(where(x > 0, x, tenth))}},
     };
     for (auto const& [name, pair] : chains) {

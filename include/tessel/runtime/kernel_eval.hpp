@@ -46,6 +46,16 @@ struct LeafRef {
   bool reads_memory;
 };
 
+// How far a leaf's row offset moves (strides per space dimension) when the row coordinates move on
+// to the next row: coordinate `moved` grew by one and every later outer one went back to 0
+// (region_space.hpp's next_row_index).
+KOKKOS_INLINE_FUNCTION std::int64_t row_offset_step(std::int64_t const* stride, int outer, int moved,
+                                                    std::int64_t const* extent) {
+  std::int64_t step = stride[moved];
+  for (int d = moved + 1; d < outer; ++d) step -= (extent[d] - 1) * stride[d];
+  return step;
+}
+
 template <class T>
 struct LeafEval {
   T const* data = nullptr;
@@ -63,8 +73,7 @@ struct LeafEval {
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const*, int outer, int moved, std::int64_t const* extent,
                                        Row const& = {}) {
-    base += stride[moved];
-    for (int d = moved + 1; d < outer; ++d) base -= (extent[d] - 1) * stride[d];
+    base += row_offset_step(stride, outer, moved, extent);
   }
   // Asks for position e of the next row ahead of time (a hint: rows that compute a lot while the
   // next row's memory is idle hide its latency this way).
@@ -127,8 +136,7 @@ struct IotaEval {
   template <class Row = SerialRow>
   KOKKOS_INLINE_FUNCTION void step_row(std::int64_t const*, int outer, int moved, std::int64_t const* extent,
                                        Row const& = {}) {
-    base += stride[moved];
-    for (int d = moved + 1; d < outer; ++d) base -= (extent[d] - 1) * stride[d];
+    base += row_offset_step(stride, outer, moved, extent);
   }
   KOKKOS_FORCEINLINE_FUNCTION void prefetch_next_row(std::int64_t) const {}
   KOKKOS_INLINE_FUNCTION void next_row_streams(NextRowStreams&) const {}

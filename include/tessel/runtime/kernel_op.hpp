@@ -2,6 +2,8 @@
 // The scalar function a fused kernel runs for a node: the op itself, or for a 16-bit float result
 // the op computed in float and rounded after it, as XLA:CPU rounds after every op
 // (tests/data/jax_half/README.md), inside fused loops too.
+#include <concepts>
+
 #include "tessel/core/dtype.hpp"
 #include "tessel/core/half.hpp"
 #include "tessel/expr/node.hpp"
@@ -63,19 +65,9 @@ using kernel_op_t = typename kernel_op<Op, R>::type;
 // becomes R's NaN at the next rounding or store, as it would here). A kernel skips that rounding:
 // a rotary embedding's where over its two halves, a max of rounded values.
 template <class Op>
-inline constexpr bool picks_operand = false;
-template <>
-inline constexpr bool picks_operand<ops::select> = true;
-template <>
-inline constexpr bool picks_operand<ops::neg> = true;
-template <>
-inline constexpr bool picks_operand<ops::abs> = true;
-template <>
-inline constexpr bool picks_operand<ops::relu> = true;
-template <>
-inline constexpr bool picks_operand<ops::maximum> = true;
-template <>
-inline constexpr bool picks_operand<ops::minimum> = true;
+inline constexpr bool picks_operand = std::same_as<Op, ops::select> || std::same_as<Op, ops::neg> ||
+                                      std::same_as<Op, ops::abs> || std::same_as<Op, ops::relu> ||
+                                      std::same_as<Op, ops::maximum> || std::same_as<Op, ops::minimum>;
 
 // Whether every operand value of a node is a value of R: a tensor, reduction or op result of type
 // R (each rounds to R), never a C++ scalar (held wider; a 16-bit expression converts it to R

@@ -48,20 +48,22 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
           V* o = out + r * length;
           // The row's evaluator read in place: local never escapes, so its row-invariant values
           // (fused reductions, bases) are plainly loop-invariant, and the output never aliases an
-          // input (tessel always writes a new tensor), which ivdep tells the vectorizer. (A copy
-          // per row, as this once made, loads what step_row has just stored in narrower pieces:
-          // a store-forwarding stall per cache line of the evaluator.)
+          // input (tessel always writes a new tensor), which ivdep tells the vectorizer. A copy
+          // per row would load what step_row has just stored in narrower pieces (a
+          // store-forwarding stall per cache line of the evaluator).
           Ev const& row_eval = local;
           if (rows) {
             // A row-fused kernel computes a while on each row after its reductions read it from
-            // memory: it asks for the next row (this thread's next item) as it goes.
+            // memory: it asks for the next row (of this item, or of the thread's next) as it goes.
             detail::write_row_prefetching<Unit, Fused>(row_eval, o, begin, end, length);
           } else {
 #pragma GCC ivdep
             for (std::int64_t e = begin; e < end; ++e) o[e] = static_cast<V>(row_eval.template at<Unit, Fused>(e));
           }
           if (++r == last) break;
-          local.step_row(idx, outer, detail::next_row_index(s, outer, idx), s.extent);
+          int const moved = detail::next_row_index(s, outer, idx);
+          KOKKOS_ASSERT(moved >= 0);  // (r < nrows: never past the last row)
+          local.step_row(idx, outer, moved, s.extent);
         }
       });
 }
