@@ -29,10 +29,6 @@ Rewritten& rewritten_buffers() {
   return r;
 }
 
-bool same_block(std::weak_ptr<std::byte> const& a, std::shared_ptr<std::byte> const& b) {
-  return !a.owner_before(b) && !b.owner_before(a);
-}
-
 }  // namespace
 
 void mark_donated(std::shared_ptr<TensorImpl const> const& t) {
@@ -58,14 +54,14 @@ void note_rewritten(std::shared_ptr<std::byte> const& memory) {
   auto& r = rewritten_buffers();
   std::lock_guard lock(r.mutex);
   std::erase_if(r.buffers, [](auto const& w) { return w.expired(); });
-  if (std::none_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_block(w, memory); }))
+  if (std::none_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_buffer(w, memory); }))
     r.buffers.push_back(memory);
 }
 
 bool rewritten(std::shared_ptr<std::byte> const& memory) {
   auto& r = rewritten_buffers();
   std::lock_guard lock(r.mutex);
-  return std::any_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_block(w, memory); });
+  return std::any_of(r.buffers.begin(), r.buffers.end(), [&](auto const& w) { return same_buffer(w, memory); });
 }
 
 bool is_donated(TensorImpl const& t) {

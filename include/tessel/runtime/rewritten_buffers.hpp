@@ -9,6 +9,13 @@
 
 namespace tessel::detail {
 
+// Whether two references (shared or weak) hold the same buffer: the same allocation, not merely
+// the same address (the pool hands an address out again to a new buffer).
+template <class A, class B>
+bool same_buffer(A const& a, B const& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+
 // Marks `memory` rewritten, for as long as it lives (held by a weak reference).
 void note_rewritten(std::shared_ptr<std::byte> const& memory);
 // Whether `memory` was rewritten since it was allocated.

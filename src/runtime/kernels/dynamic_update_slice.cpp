@@ -11,6 +11,7 @@
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/donate.hpp"
 #include "tessel/runtime/launch.hpp"
+#include "tessel/runtime/rewritten_buffers.hpp"
 #include "tessel/runtime/stream.hpp"
 
 namespace tessel::detail {
@@ -76,7 +77,7 @@ std::shared_ptr<TensorImpl> donated_buffers(KernelArgs const& k, TensorImpl cons
     long owners = 0;
     for (std::size_t q : local) {
       auto const& other = in.shards[q];
-      owners += !shard.memory.owner_before(other.memory) && !other.memory.owner_before(shard.memory);
+      owners += same_buffer(shard.memory, other.memory);
       if (q != pos && other.bytes.size() > 0 && other.bytes.data() == shard.bytes.data()) return nullptr;
     }
     if (shard.memory.use_count() != owners) return nullptr;

@@ -37,7 +37,7 @@ void gemm(GemmCall<T> const& e) {
   auto const ta = e.la.transposed ? CblasTrans : CblasNoTrans, tb = e.lb.transposed ? CblasTrans : CblasNoTrans;
   auto const m = static_cast<int>(e.m), n = static_cast<int>(e.n), k = static_cast<int>(e.k);
   if constexpr (std::is_same_v<T, float>) {
-    if (f32_gemm_by_onednn(e.m, e.n, e.k) && onednn_sgemm(e)) return;
+    if (f32_gemm_by_onednn() && onednn_sgemm(e)) return;
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, e.a, static_cast<int>(e.la.ld), e.b, static_cast<int>(e.lb.ld),
                 0.0f, e.c, n);
   } else {

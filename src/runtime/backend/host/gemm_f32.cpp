@@ -36,7 +36,6 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <limits>
 
 #include "tessel/runtime/local_dot.hpp"
 
@@ -191,7 +190,7 @@ constexpr std::int64_t pack_rows = 256;
 // GEMMs of at most this many rows run as blocks of columns (onednn_sgemm_by_columns).
 constexpr std::int64_t column_block_rows = 64;
 
-bool f32_gemm_by_onednn(std::int64_t, std::int64_t, std::int64_t) {
+bool f32_gemm_by_onednn() {
   switch (f32_gemm()) {
     case F32Gemm::openblas: return false;
     case F32Gemm::onednn: return true;
@@ -324,12 +323,9 @@ bool onednn_sgemm(GemmCall<float> const& g) {
   if (!use.kept && g.m > pack_rows)
     if (auto packed = primitive(g, g.n, true)) {  // B packed for this GEMM alone
       // (in memory of its own, which goes with it: a thread's buffer would keep the largest B
-      // it ever packed, a vocabulary's table say)
-      auto& engine = cache().engine;
-      dnnl::memory source(packed->b_plain, engine, const_cast<float*>(g.b));
-      auto target = std::make_shared<dnnl::memory>(packed->b, engine);
-      dnnl::reorder(source, *target).execute(thread_state().stream, source, *target);
-      use = {std::move(packed), static_cast<float const*>(target->get_data_handle()), target};
+      // it ever packed, a vocabulary's table say; execute runs after it on the same stream)
+      auto copy = packed_copy(g.b, packed->b_plain, packed->b, cache().engine, thread_state().stream);
+      use = {std::move(packed), static_cast<float const*>(copy->get_data_handle()), copy};
     }
   execute(use.primitive, g.a, use.b, g.c);
   return true;
@@ -353,13 +349,12 @@ std::string f32_gemm_info() {
 }
 
 int f32_gemm_vector_bits() {
-  std::int64_t const large = std::numeric_limits<std::int32_t>::max();
-  return f32_gemm_by_onednn(large, large, large) ? onednn_vector_bits() : openblas_vector_bits();
+  return f32_gemm_by_onednn() ? onednn_vector_bits() : openblas_vector_bits();
 }
 
 #else
 
-bool f32_gemm_by_onednn(std::int64_t, std::int64_t, std::int64_t) { return false; }
+bool f32_gemm_by_onednn() { return false; }
 bool onednn_sgemm(GemmCall<float> const&) { return false; }
 std::string f32_gemm_info() { return "OpenBLAS sgemm (oneDNN not found)"; }
 int f32_gemm_vector_bits() { return openblas_vector_bits(); }

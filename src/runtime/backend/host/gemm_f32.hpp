@@ -8,9 +8,9 @@
 
 namespace tessel::detail {
 
-// Whether a float32 GEMM of m x k . k x n goes to oneDNN (f32_gemm(), and in automatic mode the rule
-// of gemm_f32.cpp: by the CPU's vector widths); false without oneDNN.
-bool f32_gemm_by_onednn(std::int64_t m, std::int64_t n, std::int64_t k);
+// Whether float32 GEMMs go to oneDNN (f32_gemm(), and in automatic mode the rule of gemm_f32.cpp: by
+// the CPU's vector widths, whatever the shape); false without oneDNN.
+bool f32_gemm_by_onednn();
 // Runs one GEMM by oneDNN on the calling thread's share of the host: all OpenMP threads from outside
 // a parallel region, the caller alone inside one (as OpenBLAS's OpenMP build does). False, with
 // nothing written, where oneDNN has no matmul for it: the caller runs OpenBLAS instead.

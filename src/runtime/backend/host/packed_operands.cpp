@@ -2,7 +2,6 @@
 // (weak references: a buffer that dies leaves its copy to be dropped by the next sweep).
 #include "packed_operands.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
@@ -60,10 +59,6 @@ std::atomic<std::size_t>& limit() {
 }
 std::size_t limit_bytes() { return limit().load(std::memory_order_relaxed); }
 
-bool same_buffer(std::weak_ptr<std::byte> const& a, std::shared_ptr<std::byte> const& b) {
-  return !a.owner_before(b) && !b.owner_before(a);
-}
-
 }  // namespace
 
 std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> const& buffer, void const* b,
@@ -96,17 +91,20 @@ std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> cons
     k.sweep();
     if (k.bytes + bytes > limit_bytes()) return nullptr;
   }
+  // (found stays valid: the sweep drops only entries of dead buffers, and every entry at b is of
+  // the live `owner`'s)
+  found->copy = packed_copy(b, plain, packed, engine, s);
+  s.wait();
+  k.bytes += bytes;
+  return found->copy;
+}
+
+std::shared_ptr<dnnl::memory const> packed_copy(void const* b, dnnl::memory::desc const& plain,
+                                                dnnl::memory::desc const& packed, dnnl::engine const& engine,
+                                                dnnl::stream& s) {
   auto copy = std::make_shared<dnnl::memory>(packed, engine);
   dnnl::memory source(plain, engine, const_cast<void*>(b));
   dnnl::reorder(source, *copy).execute(s, source, *copy);
-  s.wait();
-  k.bytes += bytes;
-  // (the sweep may have erased this address's list: look it up again)
-  auto& entries = k.at[b];
-  auto same = std::find_if(entries.begin(), entries.end(),
-                           [&](Entry const& e) { return e.plain == plain && e.packed == packed; });
-  if (same != entries.end()) same->copy = copy;
-  else entries.push_back(Entry{owner, plain, packed, copy});
   return copy;
 }
 

@@ -25,4 +25,10 @@ std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> cons
                                                    dnnl::memory::desc const& plain, dnnl::memory::desc const& packed,
                                                    dnnl::engine const& engine, dnnl::stream& s);
 
+// A copy of B (at `b`, in `plain`) in the layout `packed`, queued on `s` (not waited for): what
+// packed_operand keeps, and what a GEMM that keeps nothing packs for itself alone.
+std::shared_ptr<dnnl::memory const> packed_copy(void const* b, dnnl::memory::desc const& plain,
+                                                dnnl::memory::desc const& packed, dnnl::engine const& engine,
+                                                dnnl::stream& s);
+
 }  // namespace tessel::detail
