@@ -16,7 +16,10 @@
 // BLAS with nothing of tessel around them (bench/standalone_gemm.hpp; for bfloat16 the 16-bit GEMM
 // dot_general runs: oneDNN on AMX or AVX512-BF16 where the CPU has them): blas_GFLOP_per_s and
 // blas_fraction_of_peak are the most the forward could reach here, fraction_of_blas how much of it
-// it does. The FMA peak is float32's: a 16-bit GEMM on AMX can exceed it.
+// it does. The FMA peak is float32's: a 16-bit GEMM on AMX can exceed it. peak_MiB_estimated and
+// peak_MiB_measured: the memory analysis's peak of the device that holds most, and the runtime's
+// high-water mark there; kept_MiB: the packed weight copies that device's GEMMs keep beside them
+// (memory_stats' kept_operand_bytes: on hosts whose GEMMs go to oneDNN, each weight a second time).
 // scripts/gpt2_jax.py runs the same forward in JAX on 8 CPU devices side by side with this binary
 // (or, with --platform gpu, on one GPU beside the 1-device benchmarks: scripts/gpu_check.sh).
 #include <benchmark/benchmark.h>
@@ -106,6 +109,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   forward();
   ExecutionCounts const after = execution_counts();
   double const measured_peak = static_cast<double>(memory_stats(memory.device).peak_bytes_in_use);
+  double const kept = static_cast<double>(memory_stats(memory.device).kept_operand_bytes);
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
@@ -125,6 +129,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   state.counters["collectives"] = static_cast<double>(collectives);
   state.counters["peak_MiB_estimated"] = static_cast<double>(memory.peak_bytes) / (1 << 20);
   state.counters["peak_MiB_measured"] = measured_peak / (1 << 20);
+  state.counters["kept_MiB"] = kept / (1 << 20);
   state.SetLabel(std::string("peak: ") + peak.isa);
 }
 

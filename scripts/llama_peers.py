@@ -14,6 +14,9 @@ the cache donated (written in place by dynamic_update_slice), on one CPU device 
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch        # PyTorch only (needs torch, transformers)
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile   # the same through torch.compile
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --bf16      # in bfloat16 (either mode; JAX too)
+  /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile --profile
+                                     # then where PyTorch's prefill (last logits) spends its time:
+                                     # torch.profiler's ops by input shape, ms per forward
   /tmp/jaxenv/bin/python scripts/llama_peers.py --jax         # JAX only (needs jax)
   ./tessel run build/openmp/bench/bench_llama                 # tessel, the same sizes
   /tmp/hfenv/bin/python scripts/llama_peers.py --torch --compile --bf16 --tessel --rounds 3
@@ -56,7 +59,7 @@ def report(name, seconds, tokens):
     return name, tokens / seconds
 
 
-def run_torch(reps, compile_model, bf16, emulate_casts=False):
+def run_torch(reps, compile_model, bf16, emulate_casts=False, profile=False):
     import torch
     import transformers
     from transformers import StaticCache
@@ -107,9 +110,26 @@ def run_torch(reps, compile_model, bf16, emulate_casts=False):
                     report(f"{label}_prefill_last", timed(lambda: forward(ids, logits_to_keep=1), reps), BATCH * PROMPT)])
         for room, (fn, args) in decoders.items():
             out.update([report(f"{label}_decode/cache:{room}", timed(lambda: fn(*args), reps * 4), BATCH)])
+        if profile:  # (after the timing, which it would slow)
+            profile_ops(f"{label}_prefill_last", lambda: forward(ids, logits_to_keep=1), reps)
         return out
 
     return measure
+
+
+def profile_ops(name, fn, reps, rows=12):
+    """torch.profiler's ops of fn by input shape, self time per call of fn (ms): where it goes."""
+    from torch.profiler import profile, ProfilerActivity
+    fn()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(reps):
+            fn()
+    ops = sorted(prof.key_averages(group_by_input_shape=True), key=lambda e: -e.self_cpu_time_total)
+    total = sum(e.self_cpu_time_total for e in ops)
+    print(f"# {name} profiled: {total / reps / 1e3:.3f} ms of self time per call, by op and input shapes")
+    for e in ops[:rows]:
+        print(f"#   {e.self_cpu_time_total / reps / 1e3:8.3f} ms  {e.count / reps:5.1f} x  {e.key:28s} {e.input_shapes}",
+              flush=True)
 
 
 def run_jax(reps, devices, bf16):
@@ -248,6 +268,8 @@ def main():
     a.add_argument("--emulate-casts", action="store_true",
                    help="with --compile --bf16: Inductor rounds every op's result to bfloat16, as eager PyTorch, "
                         "XLA and tessel do (torch._inductor.config.emulate_precision_casts)")
+    a.add_argument("--profile", action="store_true",
+                   help="with --torch: after each measurement, PyTorch's prefill (last logits) by op (torch.profiler)")
     a.add_argument("--jax", action="store_true")
     a.add_argument("--devices", type=int, default=8, help="JAX CPU devices: 8 (the (2, 4) mesh) or 1")
     a.add_argument("--reps", type=int, default=5)
@@ -258,7 +280,7 @@ def main():
     args = a.parse_args()
     peers = []
     if args.torch:
-        peers.append((run_torch(args.reps, args.compile, args.bf16, args.emulate_casts), 1))  # PyTorch: one process, all cores
+        peers.append((run_torch(args.reps, args.compile, args.bf16, args.emulate_casts, args.profile), 1))  # PyTorch: one process, all cores
     if args.jax:
         peers.append((run_jax(args.reps, args.devices, args.bf16), args.devices))
     for measure, devices in peers:

@@ -11,6 +11,7 @@
 #include "tessel/core/error.hpp"
 #include "tessel/runtime/memory_stats.hpp"
 #include "tessel/runtime/backend/devices.hpp"
+#include "tessel/runtime/backend/gemm_batch.hpp"
 #include "tessel/runtime/capture.hpp"
 #include "tessel/runtime/device.hpp"
 #include "tessel/runtime/distributed.hpp"
@@ -243,10 +244,14 @@ namespace tessel {
 DeviceMemoryStats memory_stats(int device) {
   if (!is_local_device(device))
     throw Error(std::format("memory_stats: device {} is not one of this process's devices", device));
-  auto& p = detail::pool();
-  std::lock_guard lock(p.mutex);
-  auto const d = static_cast<std::size_t>(device);
-  return d < p.usage.size() ? p.usage[d] : DeviceMemoryStats{};
+  DeviceMemoryStats stats;
+  {
+    auto& p = detail::pool();
+    std::lock_guard lock(p.mutex);
+    if (auto const d = static_cast<std::size_t>(device); d < p.usage.size()) stats = p.usage[d];
+  }
+  stats.kept_operand_bytes = static_cast<std::int64_t>(detail::kept_operand_bytes(device));
+  return stats;
 }
 
 void reset_peak_memory_stats() {

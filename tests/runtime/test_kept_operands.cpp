@@ -52,6 +52,14 @@ std::vector<T> values(std::int64_t n, unsigned seed) {
   return std::vector<T>(v.begin(), v.end());
 }
 
+// The kept bytes memory_stats reports, summed over this process's devices: every copy is
+// charged to the device whose GEMM made it.
+std::int64_t reported_kept_bytes() {
+  std::int64_t sum = 0;
+  for (int d : distributed::local_devices()) sum += memory_stats(d).kept_operand_bytes;
+  return sum;
+}
+
 template <class T>
 std::vector<T> product(Tensor<T> const& x, Tensor<T> const& w) {
   return Tensor<T>(matmul(x, w)).to_host();
@@ -83,11 +91,13 @@ TEMPLATE_TEST_CASE("a weight's packed GEMM has the plain GEMM's bits on every ca
           INFO("call " << call);
           CHECK(test::bitwise_equal(product(x, w), plain));
           if (keeps<T>() && call > 0) CHECK(detail::kept_operand_bytes() > 0);
+          CHECK(reported_kept_bytes() == static_cast<std::int64_t>(detail::kept_operand_bytes()));
         }
       }
     }
   }
   CHECK(detail::kept_operand_bytes() == 0);  // every weight died, and its packed copies with it
+  CHECK(reported_kept_bytes() == 0);
 }
 
 TEMPLATE_TEST_CASE("a donated buffer rewritten in place is multiplied as it is now, not as it was packed",

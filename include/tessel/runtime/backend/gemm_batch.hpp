@@ -57,9 +57,11 @@ void run_gemms(std::span<GemmCall<float16, float> const> calls, std::int64_t lar
 void run_gemms(std::span<GemmCall<bfloat16> const> calls, std::int64_t largest);
 void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t largest);
 // The bytes of the GEMM operands the backend keeps laid out for its kernels (GemmCall::b_buffer),
-// beside the tensors' own: 0 where it keeps none. And for the tests, a limit on them in place of
-// the backend's own (0: keep none).
+// beside the tensors' own: 0 where it keeps none; in all, or of those made for one device's GEMMs
+// (a global id; memory_stats reports them). And for the tests, a limit on them in place of the
+// backend's own (0: keep none).
 std::size_t kept_operand_bytes();
+std::size_t kept_operand_bytes(int device);
 void limit_kept_operands_for_test(std::size_t bytes);
 // What runs 16-bit GEMMs, for blas_info: per dtype, the library and the CPU unit, or that they are
 // widened and why.

@@ -124,6 +124,7 @@ void run_gemms(std::span<GemmCall<float16> const> calls, std::int64_t) { run(cal
 std::string half_gemm_info() { return std::format("{} GemmEx (float sums)", vendor::blas_name); }
 // cuBLAS and hipBLAS read B as it lies: nothing is kept beside the tensors.
 std::size_t kept_operand_bytes() { return 0; }
+std::size_t kept_operand_bytes(int) { return 0; }
 void limit_kept_operands_for_test(std::size_t) {}
 
 BlasInfo blas_info() {

@@ -107,7 +107,7 @@ void run(std::span<GemmCall<T, C> const> calls) {
     std::shared_ptr<dnnl::memory const> packed;
     if (pack) {
       Matmul const& p = matmul(true);
-      packed = packed_operand(g.b_buffer, g.b, b_md, p.b, e.engine, e.stream);
+      packed = packed_operand(g.b_buffer, g.b, b_md, p.b, g.device, e.engine, e.stream);
     }
     Matmul const& p = matmul(packed != nullptr);
     dnnl::memory a(a_md, e.engine, const_cast<T*>(g.a)), c(c_md, e.engine, g.c);
@@ -177,6 +177,7 @@ void run_gemms(std::span<GemmCall<float16> const>, std::int64_t) { no_16bit_gemm
 std::string half_gemm_info() { return "bfloat16, float16: widened to float (oneDNN not found)"; }
 // (no oneDNN: no operand is kept packed, packed_operands.cpp is not built)
 std::size_t kept_operand_bytes() { return 0; }
+std::size_t kept_operand_bytes(int) { return 0; }
 void limit_kept_operands_for_test(std::size_t) {}
 
 #endif

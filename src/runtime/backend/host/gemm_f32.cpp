@@ -175,7 +175,7 @@ struct WithOperand {
 WithOperand with_operand(GemmCall<float> const& g, std::int64_t ldc, std::shared_ptr<Primitive const> plain) {
   if (!g.b_buffer.expired())
     if (auto p = primitive(g, ldc, true))
-      if (auto kept = packed_operand(g.b_buffer, g.b, p->b_plain, p->b, cache().engine, thread_state().stream))
+      if (auto kept = packed_operand(g.b_buffer, g.b, p->b_plain, p->b, g.device, cache().engine, thread_state().stream))
         return {std::move(p), static_cast<float const*>(kept->get_data_handle()), kept};
   return {std::move(plain), g.b, nullptr};
 }

@@ -18,6 +18,7 @@ namespace {
 struct Entry {
   std::weak_ptr<std::byte> buffer;
   dnnl::memory::desc plain, packed;
+  int device;                                // whose GEMM made the copy (its memory_stats count it)
   std::shared_ptr<dnnl::memory const> copy;  // null: seen once, not packed yet
 };
 
@@ -25,10 +26,18 @@ struct Kept {
   std::mutex mutex;
   std::unordered_map<void const*, std::vector<Entry>> at;
   std::size_t bytes = 0;
+  std::unordered_map<int, std::size_t> device_bytes;  // by global device id
   int records_since_sweep = 0;
 
+  void keep(Entry& e, std::shared_ptr<dnnl::memory const> copy) {
+    e.copy = std::move(copy);
+    bytes += e.packed.get_size();
+    device_bytes[e.device] += e.packed.get_size();
+  }
   void drop(Entry const& e) {
-    if (e.copy) bytes -= e.packed.get_size();
+    if (!e.copy) return;
+    bytes -= e.packed.get_size();
+    device_bytes[e.device] -= e.packed.get_size();
   }
   // Drops the entries of buffers that died.
   void sweep() {
@@ -63,7 +72,7 @@ std::size_t limit_bytes() { return limit().load(std::memory_order_relaxed); }
 
 std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> const& buffer, void const* b,
                                                    dnnl::memory::desc const& plain, dnnl::memory::desc const& packed,
-                                                   dnnl::engine const& engine, dnnl::stream& s) {
+                                                   int device, dnnl::engine const& engine, dnnl::stream& s) {
   if (limit_bytes() == 0) return nullptr;
   auto const owner = buffer.lock();
   if (!owner || rewritten(owner)) return nullptr;
@@ -81,7 +90,7 @@ std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> cons
     if (e.plain == plain && e.packed == packed) found = &e;
   if (found && found->copy) return found->copy;
   if (!found) {  // (read once so far)
-    list.push_back(Entry{owner, plain, packed, nullptr});
+    list.push_back(Entry{owner, plain, packed, device, nullptr});
     // The records of activations read once pile up as their buffers die: swept now and then.
     if (++k.records_since_sweep > 1024) k.sweep();
     return nullptr;
@@ -93,9 +102,8 @@ std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> cons
   }
   // (found stays valid: the sweep drops only entries of dead buffers, and every entry at b is of
   // the live `owner`'s)
-  found->copy = packed_copy(b, plain, packed, engine, s);
+  k.keep(*found, packed_copy(b, plain, packed, engine, s));
   s.wait();
-  k.bytes += bytes;
   return found->copy;
 }
 
@@ -113,6 +121,14 @@ std::size_t kept_operand_bytes() {
   std::lock_guard lock(k.mutex);
   k.sweep();
   return k.bytes;
+}
+
+std::size_t kept_operand_bytes(int device) {
+  auto& k = kept();
+  std::lock_guard lock(k.mutex);
+  k.sweep();
+  auto const at = k.device_bytes.find(device);
+  return at == k.device_bytes.end() ? 0 : at->second;
 }
 
 void limit_kept_operands_for_test(std::size_t bytes) {
