@@ -7,6 +7,11 @@
 //    opt-in, expr/fast_math.hpp) likewise;
 //  - sum(x) of (8192, 4096) float32 sharded over rows: one output per device, its rows cut into
 //    runs the shape fixes (runtime/region_launch.hpp), as a fraction of the triad (bytes: one read).
+//  - reductions of short rows, max(x, -1) and sum(exp(x), -1) of (16384, 128) float32 (attention's
+//    rows: 2 x 128 positions x 8 heads x 128 keys), each output's row on one thread, against the
+//    row kernel that writes every element, x - max(x, -1) and exp(x) - sum(exp(x), -1)
+//    (fraction_of_row_kernel: that kernel's time over the reduction's; a reduction writes 128x less,
+//    so below 1 the per-row set-up costs more than the row);
 //  - a rotary embedding (models/llama.hpp's rotate) of (2, 128, 8, 64), float32 and bfloat16: rows
 //    of 32 elements under eight leaves, against two products and a sum (a b - b a) over one long
 //    row of as many elements (fraction_of_long_rows: what the short rows' set-up costs).
@@ -86,6 +91,26 @@ void BM_sum_all(benchmark::State& state) {
   state.counters["fraction_of_triad"] = (bytes / sum_s) / (triad.bytes() / triad_s);
 }
 
+template <bool Exp>
+void time_short_row_reduction(benchmark::State& state) {
+  constexpr std::int64_t rows = 16384, cols = 128;
+  auto x = random::normal(PRNGKey(10), {rows, cols}, NamedSharding(x_mesh(state), P("x", None)));
+  auto reduction = [&] {
+    if constexpr (Exp) benchmark::DoNotOptimize(eval(sum(exp(x), -1, true)));
+    else benchmark::DoNotOptimize(eval(max(x, -1, true)));
+  };
+  auto row_kernel = [&] {
+    if constexpr (Exp) benchmark::DoNotOptimize(eval(exp(x) - sum(exp(x), -1, true)));
+    else benchmark::DoNotOptimize(eval(x - max(x, -1, true)));
+  };
+  auto [reduction_s, row_s] = bench::time_interleaved(state, reduction, row_kernel);
+  state.counters["rows_per_s"] = static_cast<double>(rows) / reduction_s;
+  state.counters["fraction_of_row_kernel"] = row_s / reduction_s;
+}
+
+void BM_row_max_short(benchmark::State& state) { time_short_row_reduction<false>(state); }
+void BM_row_sum_exp_short(benchmark::State& state) { time_short_row_reduction<true>(state); }
+
 template <class T>
 void BM_rotary(benchmark::State& state) {
   constexpr std::int64_t batch = 2, seq = 128, heads = 8, dim = 64, n = batch * seq * heads * dim;
@@ -110,5 +135,7 @@ BENCHMARK_TEMPLATE(BM_rotary, bfloat16)->ArgName("devices")->Arg(8)->Arg(1)->Use
 BENCHMARK(BM_fused_chain)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_softmax_rows_fast)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_row_max_short)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_row_sum_exp_short)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_sum_all)->ArgName("devices")->Arg(8)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
