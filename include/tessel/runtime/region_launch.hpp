@@ -62,8 +62,10 @@ void launch_reduce(Device const& d, char const* label, Ev const& ev, V* out, Spa
     for_each_index(
         d, label, outputs * runs, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t i) {
           std::int64_t const o = i / runs, run = i % runs;
-          p[i] = reduce_rows<Op>(ev, s, o * per_output + run * per_output / runs,
-                                 o * per_output + (run + 1) * per_output / runs, Op::template identity<C>());
+          C acc = Op::template identity<C>();
+          for (std::int64_t r = run * per_output / runs; r < (run + 1) * per_output / runs; ++r)
+            acc = reduce_output_row<Op>(ev, s, kept, o, r, acc);
+          p[i] = acc;
         });
     for_each_index(
         d, label, outputs, outputs * runs, KOKKOS_LAMBDA(std::int64_t o) {

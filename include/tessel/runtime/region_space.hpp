@@ -89,24 +89,17 @@ KOKKOS_INLINE_FUNCTION int next_row_index(Space const& s, int outer, std::int64_
   return -1;
 }
 
-// Rows [first, last) of the space (flat indices over its first rank - 1 dimensions; a reduction's
-// output o owns rows o * per_output + r), reduced into acc in order, each in reduce_row's order.
-// The first row's coordinates are found once and the others stepped to (step_row): finding each
-// anew costs integer divisions per dimension, more than a short row's reduction.
+// Row r of output o of a reduction over the space dimensions [kept, rank) (the outputs index the
+// first `kept`), reduced into acc in reduce_row's order.
 template <class Op, class C, class Ev>
-KOKKOS_INLINE_FUNCTION C reduce_rows(Ev const& ev, Space const& s, std::int64_t first, std::int64_t last, C acc) {
-  if (first >= last) return acc;
+KOKKOS_INLINE_FUNCTION C reduce_output_row(Ev const& ev, Space const& s, int kept, std::int64_t o, std::int64_t r, C acc) {
   int const outer = s.rank - 1;
   std::int64_t idx[max_rank];
-  unflatten(s, first, 0, outer, idx);
+  unflatten(s, r, kept, outer, idx);
+  unflatten(s, o, 0, kept, idx);
   Ev local = ev;
   local.begin_row(idx, outer);
-  for (std::int64_t r = first;;) {
-    acc = reduce_row<Op, C, false, false>(local, s.extent[outer], acc);
-    if (++r == last) return acc;
-    int const moved = next_row_index(s, outer, idx);
-    local.step_row(idx, outer, moved, s.extent);
-  }
+  return reduce_row<Op, C, false, false>(local, s.extent[outer], acc);
 }
 
 }  // namespace tessel::detail

@@ -68,42 +68,17 @@ void launch_elementwise(ExecSpace const& exec, char const* label, Ev const& ev, 
       });
 }
 
-// A reduction with many outputs (the first `kept` space dimensions index them): each output's
-// `per_output` rows reduced in order on one thread. Output o's rows are rows o * per_output + r of
-// the space, so a work item takes a run of outputs and steps from row to row as launch_elementwise
-// does: finding each row's coordinates anew (integer divisions per dimension) cost more than a
-// short row's reduction (a row max over 2048 rows of 128: 71 us, against 33 us for x - max(x)).
+// A reduction with many outputs (the first `kept` space dimensions index them): one thread per
+// output, which reduces its `per_output` rows in order.
 template <class Op, class C, class Ev, class V>
 void reduce_many_outputs(ExecSpace const& exec, char const* label, Ev const& ev, V* out, detail::Space const& space,
                          int kept, std::int64_t outputs, std::int64_t per_output, C scale) {
-  (void)kept;  // (launch_shapes.hpp's signature; the outputs' dimensions come first: a row index says all)
-  int const outer = space.rank - 1;
-  std::int64_t const length = space.extent[outer];
-  // Outputs per item: as many as make rows_group_elements, while every thread still gets several items.
-  std::int64_t const spread = outputs / (8 * static_cast<std::int64_t>(exec.concurrency()));
-  std::int64_t const per_item = std::max<std::int64_t>(1, per_output * length);
-  std::int64_t const group = std::max<std::int64_t>(1, std::min(rows_group_elements / per_item, spread));
-  std::int64_t const groups = (outputs + group - 1) / group;
   detail::Space s = space;
   detail::for_each_index_now(
-      exec, label, groups, outputs * per_output * length, KOKKOS_LAMBDA(std::int64_t item) {
-        std::int64_t const first = item * group;
-        std::int64_t const last = first + group < outputs ? first + group : outputs;
-        std::int64_t idx[max_rank];
-        detail::unflatten(s, first * per_output, 0, outer, idx);
-        Ev local = ev;
-        local.begin_row(idx, outer);
-        for (std::int64_t o = first; o < last; ++o) {
-          C acc = Op::template identity<C>();
-          for (std::int64_t r = 0; r < per_output; ++r) {
-            acc = detail::reduce_row<Op, C, false, false>(local, length, acc);
-            if (o + 1 == last && r + 1 == per_output) break;  // (the item's last row)
-            int const moved = detail::next_row_index(s, outer, idx);
-            KOKKOS_ASSERT(moved >= 0);
-            local.step_row(idx, outer, moved, s.extent);
-          }
-          out[o] = V(detail::scaled<Op>(acc, scale));
-        }
+      exec, label, outputs, outputs * per_output * space.extent[space.rank - 1], KOKKOS_LAMBDA(std::int64_t o) {
+        C acc = Op::template identity<C>();
+        for (std::int64_t r = 0; r < per_output; ++r) acc = detail::reduce_output_row<Op>(ev, s, kept, o, r, acc);
+        out[o] = V(detail::scaled<Op>(acc, scale));
       });
 }
 
