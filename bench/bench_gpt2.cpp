@@ -108,8 +108,7 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   ExecutionCounts const before = execution_counts();
   forward();
   ExecutionCounts const after = execution_counts();
-  double const measured_peak = static_cast<double>(memory_stats(memory.device).peak_bytes_in_use);
-  double const kept = static_cast<double>(memory_stats(memory.device).kept_operand_bytes);
+  DeviceMemoryStats const measured = memory_stats(memory.device);
   long collectives = 0;
   for (auto k : plan::all_collectives) collectives += after[k] - before[k];
   auto peak = measure::gemm_fma(detail::blas_info().f32_vector_bits);
@@ -128,8 +127,8 @@ void BM_gpt2(benchmark::State& state, std::int64_t devices) {
   state.counters["fraction_of_peak"] = gflops / peak_gflops;
   state.counters["collectives"] = static_cast<double>(collectives);
   state.counters["peak_MiB_estimated"] = static_cast<double>(memory.peak_bytes) / (1 << 20);
-  state.counters["peak_MiB_measured"] = measured_peak / (1 << 20);
-  state.counters["kept_MiB"] = kept / (1 << 20);
+  state.counters["peak_MiB_measured"] = static_cast<double>(measured.peak_bytes_in_use) / (1 << 20);
+  state.counters["kept_MiB"] = static_cast<double>(measured.kept_operand_bytes) / (1 << 20);
   state.SetLabel(std::string("peak: ") + peak.isa);
 }
 

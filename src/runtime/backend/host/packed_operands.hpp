@@ -16,11 +16,12 @@
 namespace tessel::detail {
 
 // The packed copy (in `packed`) of B, whose values lie at `b` in the layout `plain` inside
-// `buffer`, for a GEMM of `device` (whose memory_stats count the copy it makes): kept from an earlier call, or made now on `s` (and waited for) when this B is read the
-// second time; null where none is kept (a temporary, a rewritten buffer, a B read for the first
-// time, or the limit reached). Packing at the first read would pack every activation a GEMM
-// reads in place (attention's keys), which is read once: the packing pass costs more than it
-// saves there (a prefill's attention GEMMs took 1.6x as long).
+// `buffer`, for a GEMM of `device` (whose memory_stats count a copy it makes): kept from an
+// earlier call, or made now on `s` (and waited for) when this B is read the second time; null
+// where none is kept (a temporary, a rewritten buffer, a B read for the first time, or the limit
+// reached). Packing at the first read would pack every activation a GEMM reads in place
+// (attention's keys), which is read once: the packing pass costs more than it saves there (a
+// prefill's attention GEMMs took 1.6x as long).
 std::shared_ptr<dnnl::memory const> packed_operand(std::weak_ptr<std::byte> const& buffer, void const* b,
                                                    dnnl::memory::desc const& plain, dnnl::memory::desc const& packed,
                                                    int device, dnnl::engine const& engine, dnnl::stream& s);
